@@ -1,0 +1,15 @@
+//! somatize: what happened in a training run, and was it healthy. The core, natively and in wasm.
+
+#[cfg(not(target_arch = "wasm32"))]
+pub mod cli;
+pub mod spec;
+pub mod stats;
+pub mod tensor;
+
+#[cfg(target_arch = "wasm32")]
+pub mod wasm;
+
+pub use somatize_verdict as verdict;
+pub use spec::{ObservableSpec, SpecError};
+pub use stats::{Moments, Stats};
+pub use tensor::{DType, TensorData, TypedTensor};

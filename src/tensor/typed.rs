@@ -1,0 +1,268 @@
+//! `TypedTensor`: a tensor's values in their stored dtype, its shape and axes, and where it came from.
+
+use serde::{Deserialize, Serialize};
+
+/// The element types a tensor can hold, named as numpy names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DType {
+    F16,
+    BF16,
+    F32,
+    F64,
+    I8,
+    I16,
+    I32,
+    I64,
+    U8,
+    U16,
+    U32,
+    U64,
+    Bool,
+}
+
+impl DType {
+    /// Bytes per element.
+    pub fn size(self) -> usize {
+        match self {
+            DType::I8 | DType::U8 | DType::Bool => 1,
+            DType::F16 | DType::BF16 | DType::I16 | DType::U16 => 2,
+            DType::F32 | DType::I32 | DType::U32 => 4,
+            DType::F64 | DType::I64 | DType::U64 => 8,
+        }
+    }
+
+    /// The name numpy (or torch, for bfloat16) gives this dtype.
+    pub fn name(self) -> &'static str {
+        match self {
+            DType::F16 => "float16",
+            DType::BF16 => "bfloat16",
+            DType::F32 => "float32",
+            DType::F64 => "float64",
+            DType::I8 => "int8",
+            DType::I16 => "int16",
+            DType::I32 => "int32",
+            DType::I64 => "int64",
+            DType::U8 => "uint8",
+            DType::U16 => "uint16",
+            DType::U32 => "uint32",
+            DType::U64 => "uint64",
+            DType::Bool => "bool",
+        }
+    }
+}
+
+/// The values of a tensor, in the type they were stored in (half floats as their bits).
+#[derive(Debug, Clone, PartialEq)]
+pub enum TensorData {
+    F16(Vec<u16>),
+    BF16(Vec<u16>),
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+    I8(Vec<i8>),
+    I16(Vec<i16>),
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+    U8(Vec<u8>),
+    U16(Vec<u16>),
+    U32(Vec<u32>),
+    U64(Vec<u64>),
+    Bool(Vec<bool>),
+}
+
+/// IEEE half-precision bits to f64 (exact).
+pub fn f16_to_f64(bits: u16) -> f64 {
+    let sign = if bits & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let exp = ((bits >> 10) & 0x1f) as i32;
+    let frac = (bits & 0x3ff) as f64;
+    match exp {
+        0 => sign * frac * 2f64.powi(-24),
+        31 if frac == 0.0 => sign * f64::INFINITY,
+        31 => f64::NAN,
+        _ => sign * (1.0 + frac / 1024.0) * 2f64.powi(exp - 15),
+    }
+}
+
+/// bfloat16 bits to f64 (exact): the top half of an f32.
+pub fn bf16_to_f64(bits: u16) -> f64 {
+    f32::from_bits((bits as u32) << 16) as f64
+}
+
+/// Chunk length for converting values to f64 on the way into a reduction.
+pub const CHUNK: usize = 4096;
+
+fn in_chunks<T: Copy>(values: &[T], convert: impl Fn(T) -> f64, f: &mut dyn FnMut(&[f64])) {
+    let mut buf = [0f64; CHUNK];
+    for chunk in values.chunks(CHUNK) {
+        for (out, &v) in buf.iter_mut().zip(chunk) {
+            *out = convert(v);
+        }
+        f(&buf[..chunk.len()]);
+    }
+}
+
+impl TensorData {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        match self {
+            TensorData::F16(v) | TensorData::BF16(v) | TensorData::U16(v) => v.len(),
+            TensorData::F32(v) => v.len(),
+            TensorData::F64(v) => v.len(),
+            TensorData::I8(v) => v.len(),
+            TensorData::I16(v) => v.len(),
+            TensorData::I32(v) => v.len(),
+            TensorData::I64(v) => v.len(),
+            TensorData::U8(v) => v.len(),
+            TensorData::U32(v) => v.len(),
+            TensorData::U64(v) => v.len(),
+            TensorData::Bool(v) => v.len(),
+        }
+    }
+
+    /// Whether there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The stored dtype.
+    pub fn dtype(&self) -> DType {
+        match self {
+            TensorData::F16(_) => DType::F16,
+            TensorData::BF16(_) => DType::BF16,
+            TensorData::F32(_) => DType::F32,
+            TensorData::F64(_) => DType::F64,
+            TensorData::I8(_) => DType::I8,
+            TensorData::I16(_) => DType::I16,
+            TensorData::I32(_) => DType::I32,
+            TensorData::I64(_) => DType::I64,
+            TensorData::U8(_) => DType::U8,
+            TensorData::U16(_) => DType::U16,
+            TensorData::U32(_) => DType::U32,
+            TensorData::U64(_) => DType::U64,
+            TensorData::Bool(_) => DType::Bool,
+        }
+    }
+
+    /// Hand every value, converted to f64, to `f` in chunks of at most [`CHUNK`], in order.
+    /// This is the one pass every reduction rides on.
+    pub fn for_each_chunk(&self, f: &mut dyn FnMut(&[f64])) {
+        match self {
+            TensorData::F16(v) => in_chunks(v, f16_to_f64, f),
+            TensorData::BF16(v) => in_chunks(v, bf16_to_f64, f),
+            TensorData::F32(v) => in_chunks(v, f64::from, f),
+            TensorData::F64(v) => v.chunks(CHUNK).for_each(|c| f(c)),
+            TensorData::I8(v) => in_chunks(v, f64::from, f),
+            TensorData::I16(v) => in_chunks(v, f64::from, f),
+            TensorData::I32(v) => in_chunks(v, f64::from, f),
+            TensorData::I64(v) => in_chunks(v, |x| x as f64, f),
+            TensorData::U8(v) => in_chunks(v, f64::from, f),
+            TensorData::U16(v) => in_chunks(v, f64::from, f),
+            TensorData::U32(v) => in_chunks(v, f64::from, f),
+            TensorData::U64(v) => in_chunks(v, |x| x as f64, f),
+            TensorData::Bool(v) => in_chunks(v, |x| if x { 1.0 } else { 0.0 }, f),
+        }
+    }
+
+    /// Every value as f64 (allocates; prefer [`Self::for_each_chunk`] on hot paths).
+    pub fn to_f64(&self) -> Vec<f64> {
+        let mut out = Vec::with_capacity(self.len());
+        self.for_each_chunk(&mut |c| out.extend_from_slice(c));
+        out
+    }
+}
+
+/// Where a tensor came from: the file, the key inside it, and the dtype it was stored as.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Provenance {
+    /// The file (or `<bytes>` / `<live>`) it was read from.
+    pub file: String,
+    /// The key inside the file, e.g. `param.fc1.weight`.
+    pub key: String,
+    /// The dtype as the file named it, e.g. `<f4` or `torch.bfloat16`.
+    pub dtype: String,
+}
+
+/// A tensor with its shape, optional axis names, training stage and provenance.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TypedTensor {
+    pub data: TensorData,
+    /// Row-major (C order) shape; empty for a 0-d scalar.
+    pub shape: Vec<usize>,
+    /// Axis names, one per dimension, when known (e.g. `["out", "in"]`).
+    pub axes: Option<Vec<String>>,
+    /// The training stage it was captured at (e.g. `forward`, `backward`, `after_step`).
+    pub stage: Option<String>,
+    pub provenance: Provenance,
+}
+
+impl TypedTensor {
+    /// A tensor with no axis names or stage; `None` when the shape does not match the data.
+    pub fn new(data: TensorData, shape: Vec<usize>, provenance: Provenance) -> Option<Self> {
+        let n = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d))?;
+        (n == data.len()).then_some(TypedTensor {
+            data,
+            shape,
+            axes: None,
+            stage: None,
+            provenance,
+        })
+    }
+
+    /// A live f32 tensor handed in by a hook, keyed `key`.
+    pub fn from_f32(key: &str, values: Vec<f32>, shape: Vec<usize>) -> Option<Self> {
+        let provenance = Provenance {
+            file: "<live>".into(),
+            key: key.into(),
+            dtype: "float32".into(),
+        };
+        Self::new(TensorData::F32(values), shape, provenance)
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.data.len()
+    }
+
+    /// Whether there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn half_floats_convert_exactly() {
+        for (bits, want) in [
+            (0x3c00u16, 1.0),
+            (0xc000, -2.0),
+            (0x0001, 2f64.powi(-24)),
+            (0x7bff, 65504.0),
+            (0x7c00, f64::INFINITY),
+        ] {
+            assert_eq!(f16_to_f64(bits), want, "f16 bits {bits:#06x}");
+        }
+        assert!(f16_to_f64(0x7e00).is_nan());
+        assert_eq!(bf16_to_f64(0x3f80), 1.0);
+        assert_eq!(bf16_to_f64(0xbfd9), -1.6953125);
+    }
+
+    #[test]
+    fn chunks_cover_every_value_in_order() {
+        let v: Vec<i32> = (0..(CHUNK as i32 * 2 + 5)).collect();
+        let data = TensorData::I32(v.clone());
+        let got = data.to_f64();
+        assert_eq!(got.len(), v.len());
+        assert!(got.iter().zip(&v).all(|(a, &b)| *a == b as f64));
+    }
+
+    #[test]
+    fn shape_must_match_the_data() {
+        assert!(TypedTensor::from_f32("w", vec![0.0; 6], vec![2, 3]).is_some());
+        assert!(TypedTensor::from_f32("w", vec![0.0; 6], vec![4, 2]).is_none());
+        assert!(TypedTensor::from_f32("w", vec![0.0; 1], vec![]).is_some());
+        assert!(TypedTensor::from_f32("w", vec![], vec![usize::MAX, 2]).is_none());
+    }
+}
