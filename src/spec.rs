@@ -69,7 +69,7 @@ pub enum SpecError {
 impl fmt::Display for SpecError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SpecError::Json(e) => write!(f, "spec is not valid JSON for an observable: {e}"),
+            SpecError::Json(e) => write!(f, "not a valid observable spec: {e}"),
             SpecError::BadOp { field, text } => {
                 write!(
                     f,

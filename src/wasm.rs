@@ -1,7 +1,7 @@
 //! The wasm boundary: every `#[wasm_bindgen]` item, converting with serde-wasm-bindgen.
 
-use crate::{stats, ObservableSpec};
-use serde::Serialize;
+use crate::{stats, ObservableSpec, SpecError};
+use serde::{de::DeserializeOwned, Serialize};
 use wasm_bindgen::prelude::*;
 
 /// Turn a core error into a JS `Error` carrying the core's message.
@@ -15,6 +15,22 @@ fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
     value.serialize(&ser).map_err(js_err)
 }
 
+/// Read a plain JS value into a core type; the error is the plain message, without a JS prefix.
+fn from_js<T: DeserializeOwned>(value: JsValue) -> Result<T, String> {
+    serde_wasm_bindgen::from_value(value).map_err(|e| {
+        let e: JsValue = e.into();
+        match e.dyn_ref::<js_sys::Error>() {
+            Some(err) => String::from(err.message()),
+            None => format!("{e:?}"),
+        }
+    })
+}
+
+/// Read a spec given as a plain object, with the core's wording for a bad one.
+fn spec_from_js(spec: JsValue) -> Result<ObservableSpec, JsError> {
+    from_js(spec).map_err(|e| js_err(SpecError::Json(e)))
+}
+
 /// The version of the core this package was built from.
 #[wasm_bindgen]
 pub fn version() -> String {
@@ -24,15 +40,13 @@ pub fn version() -> String {
 /// The 16-hex-char id of an observable spec given as a plain object.
 #[wasm_bindgen(js_name = specId)]
 pub fn spec_id(spec: JsValue) -> Result<String, JsError> {
-    let spec: ObservableSpec = serde_wasm_bindgen::from_value(spec).map_err(js_err)?;
-    spec.id().map_err(js_err)
+    spec_from_js(spec)?.id().map_err(js_err)
 }
 
 /// The canonical serialisation an id is taken over.
 #[wasm_bindgen(js_name = specCanonical)]
 pub fn spec_canonical(spec: JsValue) -> Result<String, JsError> {
-    let spec: ObservableSpec = serde_wasm_bindgen::from_value(spec).map_err(js_err)?;
-    spec.canonical_json().map_err(js_err)
+    spec_from_js(spec)?.canonical_json().map_err(js_err)
 }
 
 /// One-pass statistics of a Float32Array or Float64Array of values.

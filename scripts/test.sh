@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Run every test layer, installing what a fresh machine lacks: the wasm32 target, the pinned
+# wasm-bindgen CLI, Chromium and its driver, numpy and the npm dev packages. Fails if any layer
+# fails or runs no test. Usage: scripts/test.sh   (CI: .ci/run calls exactly this)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TERM_COLOR=never
+logs=$(mktemp -d)
+summary=()
+total=0
+
+step() { printf '\n==> %s\n' "$*"; }
+
+ensure_tools() {
+  step "tools"
+  rustup target list --installed | grep -qx wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
+  rustup component list --installed | grep -q '^clippy' || rustup component add clippy rustfmt
+  local want
+  want=$(sed -n 's/^wasm-bindgen = "=\(.*\)"$/\1/p' Cargo.toml)
+  if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$want" ]; then
+    echo "installing wasm-bindgen-cli $want (a few minutes, once per machine)"
+    cargo install wasm-bindgen-cli --version "$want" --force
+  fi
+  if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver
+  fi
+  python3 -c 'import numpy' 2>/dev/null || python3 -m pip install -q numpy
+  npm ci --no-audit --no-fund --loglevel=error
+}
+
+# count LAYER LOG: add up what the layer's runner says passed; a layer with no test fails.
+count() {
+  local layer=$1 log=$2 passed
+  case $layer in
+    native|wasm-*) passed=$(grep -Eo 'test result: ok\. [0-9]+ passed' "$log" | awk '{s+=$4} END {print s+0}') ;;
+    node|browser) passed=$(grep -Eo '^# pass [0-9]+' "$log" | awk '{s+=$3} END {print s+0}') ;;
+  esac
+  if [ "$passed" -eq 0 ]; then
+    echo "layer $layer ran no test" >&2
+    exit 1
+  fi
+  summary+=("$layer: $passed passed, 0 failed")
+  total=$((total + passed))
+}
+
+# layer NAME CMD...: run one layer, show its output, stop the script if it fails.
+layer() {
+  local name=$1 log="$logs/$1.log"
+  shift
+  step "layer $name"
+  if ! "$@" 2>&1 | tee "$log"; then
+    echo "layer $name failed" >&2
+    exit 1
+  fi
+  count "$name" "$log"
+}
+
+wasm_tests() {
+  local args=()
+  for f in tests/wasm_*.rs; do args+=(--test "$(basename "$f" .rs)"); done
+  cargo test --target wasm32-unknown-unknown "${args[@]}"
+}
+
+wasm_tests_in_chromium() {
+  WASM_BINDGEN_USE_BROWSER=1 CHROMEDRIVER=/usr/bin/chromedriver wasm_tests
+}
+
+ensure_tools
+step "format and lints"
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets -- -D warnings
+cargo clippy --target wasm32-unknown-unknown --lib -- -D warnings
+
+layer native cargo test --workspace
+step "build the npm package"
+scripts/build-wasm.sh
+layer wasm-node wasm_tests
+layer wasm-chromium wasm_tests_in_chromium
+layer node node --test tests/node/
+layer browser node --test tests/browser/
+
+step "summary"
+printf '%s\n' "${summary[@]}"
+echo "total: $total passed, 0 failed"
