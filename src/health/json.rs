@@ -4,7 +4,8 @@ use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use somatize_verdict::{NodeSeen, Verdict};
+use somatize_verdict::thresholds::bound;
+use somatize_verdict::{Bound, NodeSeen, Origin, Verdict};
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -126,6 +127,74 @@ impl Serialize for VerdictJson<'_> {
     }
 }
 
+/// One bound as JSON: its name, default value, and where the default comes from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BoundJson {
+    pub name: &'static str,
+    pub default: f64,
+    /// What the bound is compared with.
+    pub meaning: &'static str,
+    /// `published` or `ours`.
+    pub origin: &'static str,
+    /// The source (published) or the reason (ours).
+    pub source: &'static str,
+}
+
+impl From<&Bound> for BoundJson {
+    fn from(b: &Bound) -> Self {
+        let (origin, source) = match b.origin {
+            Origin::Published(s) => ("published", s),
+            Origin::Ours(s) => ("ours", s),
+        };
+        BoundJson {
+            name: b.name,
+            default: b.default,
+            meaning: b.meaning,
+            origin,
+            source,
+        }
+    }
+}
+
+/// What `about(flag)` answers, as JSON.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AboutJson {
+    pub flag: &'static str,
+    pub means: &'static str,
+    pub todo: &'static str,
+    /// The bounds it is judged at, with their defaults.
+    pub bounds: Vec<BoundJson>,
+    /// The metrics its rule reads.
+    pub metrics: Vec<&'static str>,
+    pub sources: &'static str,
+}
+
+/// `about(flag)` as JSON (`DEAD_CHANNELS(3)` works); `None` for a name that is no flag.
+pub fn about_json(flag: &str) -> Option<AboutJson> {
+    let a = somatize_verdict::about(flag)?;
+    Some(AboutJson {
+        flag: a.flag,
+        means: a.means,
+        todo: a.todo,
+        bounds: a
+            .bounds
+            .iter()
+            .filter_map(|n| bound(n))
+            .map(BoundJson::from)
+            .collect(),
+        metrics: a.metrics(),
+        sources: a.sources,
+    })
+}
+
+/// The error for a name that is no flag, listing the flags.
+pub fn unknown_flag(flag: &str) -> String {
+    format!(
+        "unknown flag {flag:?}; the flags are {}",
+        somatize_verdict::FLAGS.join(", ")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,5 +232,28 @@ mod tests {
         );
         let text = serde_json::to_string(&VerdictJson(&v)).unwrap();
         assert_eq!(text, r#"{"z":["DEAD_CHANNELS(3)"],"a":["NAN"]}"#);
+    }
+
+    #[test]
+    fn about_carries_the_bounds_with_their_defaults() {
+        let a = about_json("LOSING_PLASTICITY").unwrap();
+        let names: Vec<&str> = a.bounds.iter().map(|b| b.name).collect();
+        assert_eq!(
+            names,
+            [
+                "plasticity_param_growth",
+                "plasticity_dormant_rise",
+                "plasticity_erank_drop",
+                "plasticity_min_points"
+            ]
+        );
+        assert!(a.bounds.iter().all(|b| b.origin == "ours"));
+        let v = about_json("VANISHING").unwrap();
+        assert_eq!(
+            (v.bounds[0].name, v.bounds[0].default, v.bounds[0].origin),
+            ("vanishing_ratio", 1e-3, "published")
+        );
+        assert!(about_json("FINE").is_none());
+        assert!(unknown_flag("FINE").contains("LOSING_PLASTICITY"));
     }
 }
