@@ -5,7 +5,7 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use somatize_verdict::thresholds::bound;
-use somatize_verdict::{Bound, NodeSeen, Origin, Verdict};
+use somatize_verdict::{Bound, Forward, NodeSeen, Origin, Verdict};
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -113,6 +113,22 @@ fn node_from_fields(name: String, fields: Map<String, Value>) -> Result<NodeSeen
     Ok(node)
 }
 
+/// One forward as JSON: `{"number": n, "nodes": <seen, either shape>}`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ForwardJson {
+    pub number: u64,
+    pub nodes: Seen,
+}
+
+impl From<ForwardJson> for Forward {
+    fn from(f: ForwardJson) -> Self {
+        Forward {
+            number: f.number,
+            nodes: f.nodes.0,
+        }
+    }
+}
+
 /// A verdict as the JSON object `{where: [flag, …]}`, nodes in the verdict's order.
 pub struct VerdictJson<'a>(pub &'a Verdict);
 
@@ -212,6 +228,10 @@ mod tests {
             assert_eq!(nodes[0].get("dead_units"), Some(2.0));
             assert!(nodes[0].get("loss").is_some_and(f64::is_nan), "{text}");
         }
+        let forwards: Vec<ForwardJson> =
+            serde_json::from_str(&format!(r#"[{{"number": 3, "nodes": {object}}}]"#)).unwrap();
+        let forward: Forward = forwards[0].clone().into();
+        assert_eq!((forward.number, forward.nodes.len()), (3, 2));
         let bad = serde_json::from_str::<Seen>(r#"{"a": {"grad_norm": "big"}}"#).unwrap_err();
         assert!(
             bad.to_string().contains("\"grad_norm\" must be a number"),

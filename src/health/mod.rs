@@ -10,7 +10,7 @@ pub mod rank;
 pub mod thresholds;
 
 pub use cka::linear_cka;
-pub use json::{about_json, AboutJson, BoundJson, Seen, SeenNode, VerdictJson};
+pub use json::{about_json, AboutJson, BoundJson, ForwardJson, Seen, SeenNode, VerdictJson};
 pub use measure::{measure, measure_loss, MeasureError, Metrics, NodeTensors};
 pub use rank::{rank_metrics, RankOf};
 pub use thresholds::ThresholdsError;
