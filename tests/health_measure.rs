@@ -306,6 +306,16 @@ fn malformed_input_is_refused_with_the_key() {
     assert!(matches!(err, MeasureError::Shape { .. }), "{err:?}");
     assert!(err.to_string().contains("act.x"), "{err}");
 
+    // An empty output whose shape names 2^40 units sizes nothing by it.
+    let empty = f32s("act.e", vec![], &[0, 1 << 40]);
+    let got = measure(&NodeTensors {
+        kind: "ReLU",
+        activation: Some(&empty),
+        ..NodeTensors::default()
+    })
+    .unwrap();
+    absent(&got, &["units", "act_var", "dead_units"], "empty output");
+
     let w = f32s("param.w", vec![1.0; 4], &[4]);
     let w0 = f32s("param.w", vec![1.0; 3], &[3]);
     for previous in [&[&w0][..], &[&w, &w][..]] {

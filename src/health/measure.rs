@@ -363,6 +363,10 @@ fn activation(
     out: &mut Metrics,
 ) -> Result<(u64, u64), MeasureError> {
     check_shape(act)?;
+    if act.is_empty() {
+        // Nothing to measure; and a shape such as [0, 10^12] must not size per-unit sums.
+        return Ok((0, 0));
+    }
     let scale = match classify(kind) {
         KindClass::TanhLike => Some(Scale::Tanh),
         KindClass::SigmoidLike => Some(Scale::Sigmoid),
@@ -401,46 +405,23 @@ fn activation(
 /// The per-unit metrics from the running sums. Units with no finite output count in
 /// `units` but in none of the dead, dormant, saturated or ignored counts.
 fn unit_metrics(acc: &Units, saturating: bool, next: Option<&TypedTensor>, out: &mut Metrics) {
-    let units = acc.count.len();
-    let live: Vec<usize> = (0..units).filter(|&u| acc.count[u] > 0).collect();
-    if live.is_empty() {
-        return;
-    }
-    let n = |u: usize| acc.count[u] as f64;
-    let mean_d = |u: usize| acc.sum[u] / n(u);
-    let var = |u: usize| (acc.sum_sq[u] / n(u) - mean_d(u) * mean_d(u)).max(0.0);
-    let mean = |u: usize| acc.shift[u] + mean_d(u);
-    let mean_abs: Vec<f64> = (0..units)
-        .map(|u| {
-            if acc.count[u] > 0 {
-                acc.sum_abs[u] / n(u)
-            } else {
-                0.0
-            }
-        })
-        .collect();
-    let over_live =
-        |f: &dyn Fn(usize) -> f64| live.iter().map(|&u| f(u)).sum::<f64>() / live.len() as f64;
-    put(out, m::ACT_VAR, Some(over_live(&var)));
-    put(out, m::ACT_MEAN_SQ, Some(over_live(&|u| mean(u) * mean(u))));
-    let total = units as f64;
-    put(out, m::UNITS, Some(total));
-    let dead = live
-        .iter()
-        .filter(|&&u| (acc.positive[u] as f64 / n(u)) < DEAD_ACTIVITY)
-        .count() as f64;
-    put(out, m::DEAD_UNITS, Some(dead));
-    put(out, m::DEAD_UNIT_FRACTION, Some(dead / total));
-    let layer_mean_abs = over_live(&|u| mean_abs[u]);
-    let dormant: Vec<bool> = (0..units)
-        .map(|u| {
-            acc.count[u] > 0
-                && (layer_mean_abs == 0.0 || mean_abs[u] / layer_mean_abs <= DORMANT_SCORE)
-        })
-        .collect();
-    let n_dormant = dormant.iter().filter(|d| **d).count() as f64;
-    put(out, m::DORMANT_UNITS, Some(n_dormant));
-    put(out, m::DORMANT_UNIT_FRACTION, Some(n_dormant / total));
+    let Some(layer) = Layer::of(acc) else { return };
+    put(
+        out,
+        m::ACT_VAR,
+        Some(layer.mean_over_live(|u| layer.var[u])),
+    );
+    put(
+        out,
+        m::ACT_MEAN_SQ,
+        Some(layer.mean_over_live(|u| layer.mean[u].powi(2))),
+    );
+    put(out, m::UNITS, Some(layer.units()));
+    let dead = layer.count_live(|u| (acc.positive[u] as f64 / layer.n[u]) < DEAD_ACTIVITY);
+    layer.put_count(out, m::DEAD_UNITS, m::DEAD_UNIT_FRACTION, dead);
+    let dormant = layer.dormant();
+    let n_dormant = layer.count_live(|u| dormant[u]);
+    layer.put_count(out, m::DORMANT_UNITS, m::DORMANT_UNIT_FRACTION, n_dormant);
     if saturating {
         let entries: u64 = acc.saturated.iter().sum();
         let all: u64 = acc.count.iter().sum();
@@ -449,22 +430,77 @@ fn unit_metrics(acc: &Units, saturating: bool, next: Option<&TypedTensor>, out: 
             m::ACT_SATURATED_FRACTION,
             Some(entries as f64 / all as f64),
         );
-        let sat = live
-            .iter()
-            .filter(|&&u| acc.saturated[u] as f64 / n(u) > SATURATED_UNIT_SHARE)
-            .count() as f64;
-        put(out, m::SATURATED_UNITS, Some(sat));
-        put(out, m::SATURATED_UNIT_FRACTION, Some(sat / total));
+        let sat = layer.count_live(|u| acc.saturated[u] as f64 / layer.n[u] > SATURATED_UNIT_SHARE);
+        layer.put_count(out, m::SATURATED_UNITS, m::SATURATED_UNIT_FRACTION, sat);
     }
-    if let Some(outgoing) = next.and_then(|w| outgoing_mean_abs(w, units)) {
-        let utility: Vec<f64> = (0..units).map(|u| outgoing[u] * mean_abs[u]).collect();
-        let mean_utility = over_live(&|u| utility[u]);
-        let ignored = live
+    if let Some(outgoing) = next.and_then(|w| outgoing_mean_abs(w, acc.count.len())) {
+        let utility: Vec<f64> = outgoing
             .iter()
-            .filter(|&&u| !dormant[u] && utility[u] <= IGNORED_UTILITY * mean_utility)
-            .count() as f64;
-        put(out, m::IGNORED_UNITS, Some(ignored));
-        put(out, m::IGNORED_UNIT_FRACTION, Some(ignored / total));
+            .zip(&layer.mean_abs)
+            .map(|(w, h)| w * h)
+            .collect();
+        let mean_utility = layer.mean_over_live(|u| utility[u]);
+        let ignored =
+            layer.count_live(|u| !dormant[u] && utility[u] <= IGNORED_UTILITY * mean_utility);
+        layer.put_count(out, m::IGNORED_UNITS, m::IGNORED_UNIT_FRACTION, ignored);
+    }
+}
+
+/// Per-unit moments of a layer's output, over the units with a finite output (`live`).
+struct Layer {
+    live: Vec<usize>,
+    n: Vec<f64>,
+    mean: Vec<f64>,
+    var: Vec<f64>,
+    mean_abs: Vec<f64>,
+}
+
+impl Layer {
+    fn of(acc: &Units) -> Option<Layer> {
+        let units = acc.count.len();
+        let live: Vec<usize> = (0..units).filter(|&u| acc.count[u] > 0).collect();
+        if live.is_empty() {
+            return None;
+        }
+        let n: Vec<f64> = acc.count.iter().map(|&c| (c as f64).max(1.0)).collect();
+        let shifted: Vec<f64> = (0..units).map(|u| acc.sum[u] / n[u]).collect();
+        Some(Layer {
+            mean: (0..units).map(|u| acc.shift[u] + shifted[u]).collect(),
+            var: (0..units)
+                .map(|u| (acc.sum_sq[u] / n[u] - shifted[u] * shifted[u]).max(0.0))
+                .collect(),
+            mean_abs: (0..units).map(|u| acc.sum_abs[u] / n[u]).collect(),
+            live,
+            n,
+        })
+    }
+
+    fn units(&self) -> f64 {
+        self.n.len() as f64
+    }
+
+    fn mean_over_live(&self, f: impl Fn(usize) -> f64) -> f64 {
+        self.live.iter().map(|&u| f(u)).sum::<f64>() / self.live.len() as f64
+    }
+
+    fn count_live(&self, f: impl Fn(usize) -> bool) -> f64 {
+        self.live.iter().filter(|&&u| f(u)).count() as f64
+    }
+
+    /// Which units are dormant: ReDo score mean|h_c| / mean_k mean|h_k| at most
+    /// [`DORMANT_SCORE`]; every live unit when the whole layer is zero.
+    fn dormant(&self) -> Vec<bool> {
+        let layer = self.mean_over_live(|u| self.mean_abs[u]);
+        let mut out = vec![false; self.n.len()];
+        for &u in &self.live {
+            out[u] = layer == 0.0 || self.mean_abs[u] / layer <= DORMANT_SCORE;
+        }
+        out
+    }
+
+    fn put_count(&self, out: &mut Metrics, count: &str, fraction: &str, n: f64) {
+        put(out, count, Some(n));
+        put(out, fraction, Some(n / self.units()));
     }
 }
 
