@@ -5,10 +5,9 @@
 //! The dumps are opened here with the zip and npyz crates directly, because the project's
 //! NPZ reader is being written in parallel; every array in them is float32.
 
-use somatize::health::{measure, measure_loss, NodeTensors};
+use somatize::health::{measure_forward, Step};
 use somatize::tensor::TypedTensor;
-use somatize::verdict::{diagnose, FlagKind, Forward, NodeSeen, Thresholds};
-use std::collections::BTreeMap;
+use somatize::verdict::{diagnose, FlagKind, Forward, Thresholds};
 use std::io::Read;
 
 const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared");
@@ -20,10 +19,10 @@ fn run_dir() -> String {
 }
 
 /// Every array of one step dump, by key (`param.0.weight`, `act.2`, `loss`, …).
-fn load_step(path: &str) -> BTreeMap<String, TypedTensor> {
+fn load_step(path: &str) -> Step {
     let file = std::fs::File::open(path).expect("step file");
     let mut zip = zip::ZipArchive::new(file).expect("an NPZ is a zip");
-    let mut out = BTreeMap::new();
+    let mut out = Step::new();
     for i in 0..zip.len() {
         let mut entry = zip.by_index(i).expect("entry");
         let key = entry
@@ -58,55 +57,15 @@ fn graph() -> Vec<(String, String)> {
         .collect()
 }
 
-/// The tensors under `prefix` (`param.0.`), in key order.
-fn under<'a>(step: &'a BTreeMap<String, TypedTensor>, prefix: &str) -> Vec<&'a TypedTensor> {
-    step.range(prefix.to_string()..)
-        .take_while(|(k, _)| k.starts_with(prefix))
-        .map(|(_, t)| t)
-        .collect()
-}
-
 fn forwards() -> Vec<Forward> {
-    let nodes = graph();
+    let graph = graph();
     let mut out = Vec::new();
-    let mut previous: Option<BTreeMap<String, TypedTensor>> = None;
+    let mut previous: Option<Step> = None;
     for number in 0..12u64 {
         let step = load_step(&format!("{}/step_{number:06}.npz", run_dir()));
-        let mut seen = Vec::new();
-        for (i, (name, kind)) in nodes.iter().enumerate() {
-            let params = under(&step, &format!("param.{name}."));
-            let grads = under(&step, &format!("grad.{name}."));
-            let before = previous
-                .as_ref()
-                .map(|p| under(p, &format!("param.{name}.")))
-                .unwrap_or_default();
-            let next_weight = nodes[i + 1..]
-                .iter()
-                .find_map(|(n, _)| step.get(&format!("param.{n}.weight")));
-            let metrics = measure(&NodeTensors {
-                kind,
-                params: &params,
-                grads: &grads,
-                previous: &before,
-                activation: step.get(&format!("act.{name}")),
-                next_weight,
-            })
-            .unwrap_or_else(|e| panic!("step {number} node {name}: {e}"));
-            seen.push(NodeSeen {
-                name: name.clone(),
-                kind: kind.clone(),
-                metrics,
-            });
-        }
-        seen.push(NodeSeen {
-            name: "loss".into(),
-            kind: String::new(),
-            metrics: measure_loss(&step["loss"]),
-        });
-        out.push(Forward {
-            number,
-            nodes: seen,
-        });
+        let nodes = measure_forward(&graph, &step, previous.as_ref())
+            .unwrap_or_else(|e| panic!("step {number}: {e}"));
+        out.push(Forward { number, nodes });
         previous = Some(step);
     }
     out
