@@ -67,9 +67,9 @@ const ABOUT: [About; 14] = [
     },
     About {
         flag: "SATURATED",
-        means: "Most of this tanh- or sigmoid-like layer is pinned where the derivative is nothing: more than the bound's share of its units sit past 0.97 on nearly every input.",
+        means: "This tanh- or sigmoid-like layer is pinned where the derivative is nothing: more than saturated_output_fraction of its outputs sit past 0.97 (tanh scale), or more than saturated_layer_fraction of its units sit there on over 99 % of the inputs.",
         todo: "Reduce the initialisation gain; add normalisation before the activation; change the activation.",
-        bounds: &["saturated_layer_fraction"],
+        bounds: &["saturated_layer_fraction", "saturated_output_fraction"],
         sources: "Karpathy makemore part 3 (|tanh| > 0.97); SageMaker Debugger SaturatedActivation (threshold_layer 50 %).",
     },
     About {

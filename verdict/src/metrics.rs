@@ -65,7 +65,7 @@ pub const VOCABULARY: &[Metric] = &[
     Metric { name: ACT_VAR, meaning: "average over units of each unit's variance over samples and positions (signal propagation plots)", used_by: &["MISSING_NORMALISATION"] },
     Metric { name: ACT_MEAN_SQ, meaning: "average over units of each unit's squared mean", used_by: &[] },
     Metric { name: ACT_ZERO_FRACTION, meaning: "share of output entries exactly 0", used_by: &[] },
-    Metric { name: ACT_SATURATED_FRACTION, meaning: "tanh/sigmoid-like kinds only: share of output entries past 0.97 on the tanh scale (|y| > 0.97; sigmoid |2y - 1| > 0.97)", used_by: &[] },
+    Metric { name: ACT_SATURATED_FRACTION, meaning: "tanh/sigmoid-like kinds only: share of output entries past 0.97 on the tanh scale (|y| > 0.97; sigmoid |2y - 1| > 0.97)", used_by: &["SATURATED"] },
     Metric { name: UNITS, meaning: "the node's width: units (N,D) or channels (N,C,...) of its output", used_by: &["DEAD_CHANNELS", "IGNORED_CHANNELS"] },
     Metric { name: DEAD_UNITS, meaning: "units whose activity frequency f_c (share of samples and positions with output > 0) is below 0.01", used_by: &["DEAD_CHANNELS"] },
     Metric { name: DEAD_UNIT_FRACTION, meaning: "dead_units / units", used_by: &["DEAD"] },

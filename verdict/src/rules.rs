@@ -41,10 +41,13 @@ pub fn node_flags(node: &NodeSeen, t: &Thresholds) -> Vec<Flag> {
             && get(m::DEAD_UNIT_FRACTION).is_some_and(|f| f > t.of("dead_layer_fraction")),
         FlagKind::Dead,
     );
+    let saturating = matches!(class, KindClass::TanhLike | KindClass::SigmoidLike);
     raise(
-        matches!(class, KindClass::TanhLike | KindClass::SigmoidLike)
-            && get(m::SATURATED_UNIT_FRACTION)
-                .is_some_and(|f| f > t.of("saturated_layer_fraction")),
+        saturating
+            && (get(m::SATURATED_UNIT_FRACTION)
+                .is_some_and(|f| f > t.of("saturated_layer_fraction"))
+                || get(m::ACT_SATURATED_FRACTION)
+                    .is_some_and(|f| f > t.of("saturated_output_fraction"))),
         FlagKind::Saturated,
     );
     let ratio = get(m::UPDATE_RATIO);
@@ -129,6 +132,9 @@ mod tests {
             ),
             ("Tanh", &[("saturated_unit_fraction", 0.5)], &[]),
             ("LayerNorm", &[("saturated_unit_fraction", 1.0)], &[]),
+            ("Tanh", &[("act_saturated_fraction", 0.51)], &["SATURATED"]),
+            ("Tanh", &[("act_saturated_fraction", 0.5)], &[]),
+            ("LayerNorm", &[("act_saturated_fraction", 1.0)], &[]),
             ("BatchNorm2d", &[("saturated_unit_fraction", 1.0)], &[]),
             ("Linear", &[("update_ratio", 0.9e-6)], &["STALLED"]),
             ("Linear", &[("update_ratio", 0.0)], &["STALLED"]),
@@ -234,6 +240,13 @@ mod tests {
                 0.2,
                 "Tanh",
                 &[("saturated_unit_fraction", 0.3)],
+                &["SATURATED"],
+            ),
+            (
+                "saturated_output_fraction",
+                0.2,
+                "Sigmoid",
+                &[("act_saturated_fraction", 0.3)],
                 &["SATURATED"],
             ),
             (

@@ -63,6 +63,16 @@ pub const BOUNDS: &[Bound] = &[
         origin: Origin::Published("SageMaker Debugger SaturatedActivation threshold_layer = 50 %"),
     },
     Bound {
+        name: "saturated_output_fraction",
+        default: 0.5,
+        meaning:
+            "SATURATED also when a tanh/sigmoid-like node's act_saturated_fraction is above this",
+        origin: Origin::Ours(
+            "Karpathy (makemore part 3) reads the share of |tanh| > 0.97 by eye and publishes no \
+             bound; with small batches hardly any unit is saturated on 99 % of its samples",
+        ),
+    },
+    Bound {
         name: "stalled_update_ratio",
         default: 1e-6,
         meaning: "STALLED when a node's update_ratio is below this",
