@@ -45,6 +45,20 @@ fn group<'a, 'n>(
     out
 }
 
+/// For each node, the `weight` of the next node in declaration order that has one (one
+/// backward pass over the graph).
+fn next_weights<'a>(graph: &[(String, String)], step: &'a Step) -> Vec<Option<&'a TypedTensor>> {
+    let mut out = vec![None; graph.len()];
+    let mut next = None;
+    for (i, (name, _)) in graph.iter().enumerate().rev() {
+        out[i] = next;
+        if let Some(w) = step.get(&format!("param.{name}.weight")) {
+            next = Some(w);
+        }
+    }
+    out
+}
+
 /// The nodes of a step with no graph: every node a `param.`, `grad.` or `act.` key names,
 /// in key order, with no kind (so no kind-dependent rule applies to them).
 pub fn nodes_from_keys(step: &Step) -> Vec<(String, String)> {
@@ -80,6 +94,7 @@ pub fn measure_forward(
         .map(|p| group(p, "param", &names))
         .unwrap_or_default();
     let none = Vec::new();
+    let next_weights = next_weights(graph, step);
     let mut out = Vec::with_capacity(graph.len() + 1);
     for (i, (name, kind)) in graph.iter().enumerate() {
         let params = params.get(name.as_str()).unwrap_or(&none);
@@ -87,11 +102,7 @@ pub fn measure_forward(
             .get(name.as_str())
             .filter(|b| b.len() == params.len())
             .unwrap_or(&none);
-        let next_weight = graph
-            .get(i + 1..)
-            .unwrap_or(&[])
-            .iter()
-            .find_map(|(n, _)| step.get(&format!("param.{n}.weight")));
+        let next_weight = next_weights.get(i).copied().flatten();
         let metrics = measure(&NodeTensors {
             kind,
             params,

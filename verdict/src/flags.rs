@@ -1,5 +1,6 @@
 //! Flags and the verdict: `{where: [flag, …]}` in declaration order, nothing for healthy nodes.
 
+use std::collections::HashMap;
 use std::fmt;
 
 /// The health flags, in the order a node's flags are listed.
@@ -108,6 +109,8 @@ impl fmt::Display for Flag {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Verdict {
     entries: Vec<(String, Vec<Flag>)>,
+    /// Where each node's entry is, so raising stays cheap on graphs of thousands of nodes.
+    index: HashMap<String, usize>,
 }
 
 impl Verdict {
@@ -119,10 +122,11 @@ impl Verdict {
     /// Raise `flag` at `node`; nodes keep the order they were first raised at, and a
     /// flag already raised there is not raised twice.
     pub fn raise(&mut self, node: &str, flag: Flag) {
-        let i = match self.entries.iter().position(|(n, _)| n == node) {
-            Some(i) => i,
+        let i = match self.index.get(node) {
+            Some(&i) => i,
             None => {
                 self.entries.push((node.to_string(), Vec::new()));
+                self.index.insert(node.to_string(), self.entries.len() - 1);
                 self.entries.len() - 1
             }
         };
@@ -136,17 +140,25 @@ impl Verdict {
     /// Put the nodes in the order of `names` (declaration order); nodes not named go last,
     /// in the order they had.
     pub fn order_by<'a>(&mut self, names: impl IntoIterator<Item = &'a str>) {
-        let names: Vec<&str> = names.into_iter().collect();
+        let mut rank: HashMap<&str, usize> = HashMap::new();
+        for (i, name) in names.into_iter().enumerate() {
+            rank.entry(name).or_insert(i);
+        }
         self.entries
-            .sort_by_key(|(n, _)| names.iter().position(|m| m == n).unwrap_or(usize::MAX));
+            .sort_by_key(|(n, _)| rank.get(n.as_str()).copied().unwrap_or(usize::MAX));
+        self.index = self
+            .entries
+            .iter()
+            .enumerate()
+            .map(|(i, (n, _))| (n.clone(), i))
+            .collect();
     }
 
     /// The flags raised at `node` (empty if none).
     pub fn flags_of(&self, node: &str) -> &[Flag] {
-        self.entries
-            .iter()
-            .find(|(n, _)| n == node)
-            .map(|(_, f)| f.as_slice())
+        self.index
+            .get(node)
+            .map(|&i| self.entries[i].1.as_slice())
             .unwrap_or(&[])
     }
 

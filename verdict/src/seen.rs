@@ -1,6 +1,6 @@
 //! What the rules are given: each node's name, kind and metrics, per forward and latest-of-each.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// One node as measured: its name, its kind (`ReLU`, `Linear`, … or empty when unknown) and
 /// its metrics by the names of [`crate::metrics::VOCABULARY`]. A list of these is given in
@@ -47,18 +47,16 @@ pub struct Forward {
 /// nodes in the order they first appear. A kind given later replaces an empty one.
 pub fn latest(forwards: &[Forward]) -> Vec<NodeSeen> {
     let mut out: Vec<NodeSeen> = Vec::new();
+    let mut index: HashMap<&str, usize> = HashMap::new();
     for forward in forwards {
         for node in &forward.nodes {
-            let i = match out.iter().position(|n| n.name == node.name) {
-                Some(i) => i,
-                None => {
-                    out.push(NodeSeen {
-                        name: node.name.clone(),
-                        ..NodeSeen::default()
-                    });
-                    out.len() - 1
-                }
-            };
+            let i = *index.entry(node.name.as_str()).or_insert_with(|| {
+                out.push(NodeSeen {
+                    name: node.name.clone(),
+                    ..NodeSeen::default()
+                });
+                out.len() - 1
+            });
             let seen = &mut out[i];
             if !node.kind.is_empty() {
                 seen.kind.clone_from(&node.kind);

@@ -4,6 +4,7 @@ use crate::flags::{Flag, FlagKind, Verdict};
 use crate::metrics as m;
 use crate::seen::{Forward, NodeSeen};
 use crate::thresholds::Thresholds;
+use std::collections::HashMap;
 
 /// One forward's three plasticity readings of a node.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -47,20 +48,20 @@ fn losing(readings: &[Reading], t: &Thresholds) -> bool {
 /// Raise LOSING_PLASTICITY at every node whose history (the forwards in the order given,
 /// only those where all three readings were measured) shows all three trends at once.
 pub fn plasticity(forwards: &[Forward], t: &Thresholds, verdict: &mut Verdict) {
+    // One pass over the history: each node's readings, nodes in first-seen order.
     let mut names: Vec<&str> = Vec::new();
+    let mut readings: HashMap<&str, Vec<Reading>> = HashMap::new();
     for f in forwards {
         for n in &f.nodes {
-            if !names.contains(&n.name.as_str()) {
+            let entry = readings.entry(n.name.as_str()).or_insert_with(|| {
                 names.push(&n.name);
-            }
+                Vec::new()
+            });
+            entry.extend(reading(n));
         }
     }
     for name in names {
-        let readings: Vec<Reading> = forwards
-            .iter()
-            .filter_map(|f| f.nodes.iter().find(|n| n.name == name).and_then(reading))
-            .collect();
-        if losing(&readings, t) {
+        if readings.get(name).is_some_and(|r| losing(r, t)) {
             verdict.raise(name, Flag::plain(FlagKind::LosingPlasticity));
         }
     }
