@@ -152,8 +152,8 @@ pub fn measure(node: &NodeTensors) -> Result<Metrics, MeasureError> {
     Ok(out)
 }
 
-/// The loss node's metrics: the loss value (the mean when it is not a scalar) and its
-/// NaN and infinity counts.
+/// The loss node's metrics: the loss value (the mean when it is not a scalar; NaN when any
+/// entry is NaN, else infinite when any is) and its NaN and infinity counts.
 pub fn measure_loss(loss: &TypedTensor) -> Metrics {
     let mut moments = Moments::new();
     loss.data.for_each_chunk(&mut |c| moments.push_slice(c));
@@ -162,7 +162,8 @@ pub fn measure_loss(loss: &TypedTensor) -> Metrics {
     let value = match (loss.len(), s.nonfinite) {
         (1, 1) => loss.data.to_f64().first().copied(),
         (_, 0) => s.mean,
-        _ => Some(f64::NAN),
+        _ if s.nan > 0 => Some(f64::NAN),
+        _ => Some(f64::INFINITY),
     };
     put(&mut out, m::LOSS, value);
     put(&mut out, m::NAN, Some(s.nan as f64));
