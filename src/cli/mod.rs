@@ -1,6 +1,8 @@
 //! The native command line: argument parsing and dispatch to one module per command.
 
+mod about;
 mod spec_id;
+mod thresholds;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -17,6 +19,10 @@ pub struct Cli {
 enum Command {
     /// Print the 16-hex-char id of an observable spec (JSON) and its canonical form.
     SpecId(spec_id::Args),
+    /// What a health flag means, what to do about it, and the bounds it is judged at.
+    About(about::Args),
+    /// The default thresholds a verdict is taken at, and where each comes from.
+    Thresholds(thresholds::Args),
 }
 
 /// Parse the process arguments, run the command, and turn an error into exit status 2.
@@ -24,6 +30,8 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::SpecId(args) => spec_id::run(args),
+        Command::About(args) => about::run(args),
+        Command::Thresholds(args) => thresholds::run(args),
     };
     match result {
         Ok(code) => code,

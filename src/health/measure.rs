@@ -1,0 +1,548 @@
+//! Measuring a node: its health metrics from its tensors, each tensor read once.
+//!
+//! The names and meanings are the vocabulary of `somatize_verdict::metrics`; docs/health.md
+//! lists them. Constants that decide what a unit is (dead, dormant, saturated, ignored) are
+//! fixed at measurement and written down here: changing them means measuring again, while
+//! every bound in `Thresholds` can be changed over a stored record.
+
+use crate::stats::Moments;
+use crate::tensor::typed::{bf16_to_f64, f16_to_f64};
+use crate::tensor::{TensorData, TypedTensor};
+use somatize_verdict::metrics as m;
+use somatize_verdict::{classify, KindClass};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// A node's metrics by name.
+pub type Metrics = BTreeMap<String, f64>;
+
+/// A unit is dead when its share of outputs above 0 is below this (Dohare et al. 2024;
+/// SageMaker DeadRelu threshold_inactivity 1 %).
+pub const DEAD_ACTIVITY: f64 = 0.01;
+/// A unit is dormant when its ReDo score is at most this (Sokar et al. 2023, τ = 0.1 as in
+/// the timoklein/redo reimplementation).
+pub const DORMANT_SCORE: f64 = 0.1;
+/// An output is saturated past this on the tanh scale (Karpathy, makemore part 3).
+pub const SATURATED_OUTPUT: f64 = 0.97;
+/// A unit is saturated when more than this share of its outputs are (SageMaker
+/// SaturatedActivation: active, i.e. unsaturated, on under 1 %).
+pub const SATURATED_UNIT_SHARE: f64 = 0.99;
+/// A live unit is ignored when its contribution utility is at most this share of the layer's
+/// mean utility (ours: continual backprop publishes no absolute cut).
+pub const IGNORED_UTILITY: f64 = 0.01;
+/// The most entries a CKA intermediate matrix may have (32 MiB of f64).
+pub const CKA_MAX_ENTRIES: usize = 1 << 22;
+
+/// Why a node could not be measured.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MeasureError {
+    /// A tensor's shape does not multiply out to its length; the tensor is malformed and
+    /// measuring it again will not help.
+    Shape {
+        /// The tensor's key.
+        key: String,
+        shape: Vec<usize>,
+        len: usize,
+    },
+    /// The previous parameters do not pair with the current ones (a different count, or
+    /// a different length at the same position); pass the same tensors in the same order.
+    Previous {
+        /// The current parameter's key (or `<count>` when the counts differ).
+        key: String,
+        /// What was expected and what came, in words.
+        detail: String,
+    },
+    /// The two groups given to CKA do not have the same number of samples (axis 0).
+    Samples {
+        x_key: String,
+        y_key: String,
+        x: usize,
+        y: usize,
+    },
+    /// A CKA intermediate would hold more than [`CKA_MAX_ENTRIES`] entries; pass fewer
+    /// samples or features.
+    TooLarge {
+        x_key: String,
+        y_key: String,
+        entries: usize,
+    },
+}
+
+impl fmt::Display for MeasureError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MeasureError::Shape { key, shape, len } => {
+                write!(f, "{key}: shape {shape:?} does not hold its {len} values")
+            }
+            MeasureError::Previous { key, detail } => {
+                write!(f, "{key}: previous parameters do not match: {detail}")
+            }
+            MeasureError::Samples { x_key, y_key, x, y } => write!(
+                f,
+                "CKA of {x_key} and {y_key}: {x} samples against {y}; they must be the same inputs"
+            ),
+            MeasureError::TooLarge {
+                x_key,
+                y_key,
+                entries,
+            } => write!(
+                f,
+                "CKA of {x_key} and {y_key}: a {entries}-entry intermediate is over the \
+                 {CKA_MAX_ENTRIES} cap; pass fewer samples or features"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for MeasureError {}
+
+/// The tensors of one node at one forward.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NodeTensors<'a> {
+    /// The node's kind as the graph names it (`ReLU`, `Tanh`, `Linear`, …; empty if unknown).
+    pub kind: &'a str,
+    /// The node's parameters (weight, bias, …).
+    pub params: &'a [&'a TypedTensor],
+    /// Their gradients.
+    pub grads: &'a [&'a TypedTensor],
+    /// The same parameters one forward earlier, in the same order (empty: no update metrics).
+    pub previous: &'a [&'a TypedTensor],
+    /// The node's output.
+    pub activation: Option<&'a TypedTensor>,
+    /// The weight of the layer that reads this node's output (for ignored units): shape
+    /// `(out, units, …)`, `(out, units·k)` after a flatten, or `(units,)` for a per-unit scale.
+    pub next_weight: Option<&'a TypedTensor>,
+}
+
+/// Refuse a tensor whose shape does not multiply out to its length.
+pub(crate) fn check_shape(t: &TypedTensor) -> Result<(), MeasureError> {
+    let n = t.shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+    if n == Some(t.len()) {
+        Ok(())
+    } else {
+        Err(MeasureError::Shape {
+            key: t.provenance.key.clone(),
+            shape: t.shape.clone(),
+            len: t.len(),
+        })
+    }
+}
+
+/// Every metric of the node its tensors allow, each tensor read once.
+pub fn measure(node: &NodeTensors) -> Result<Metrics, MeasureError> {
+    let mut out = Metrics::new();
+    let (mut nan, mut nonfinite, mut any) = (0u64, 0u64, false);
+    if !node.params.is_empty() {
+        let s = params(node.params, node.previous, &mut out)?;
+        (nan, nonfinite, any) = (nan + s.0, nonfinite + s.1, true);
+    }
+    if !node.grads.is_empty() {
+        let s = grads(node.grads, &mut out)?;
+        (nan, nonfinite, any) = (nan + s.0, nonfinite + s.1, true);
+    }
+    if let Some(act) = node.activation {
+        let s = activation(act, node.kind, node.next_weight, &mut out)?;
+        (nan, nonfinite, any) = (nan + s.0, nonfinite + s.1, true);
+    }
+    if any {
+        put(&mut out, m::NAN, Some(nan as f64));
+        put(&mut out, m::INF, Some((nonfinite - nan) as f64));
+        put(&mut out, m::NONFINITE, Some(nonfinite as f64));
+    }
+    Ok(out)
+}
+
+/// The loss node's metrics: the loss value (the mean when it is not a scalar; NaN when any
+/// entry is NaN, else infinite when any is) and its NaN and infinity counts.
+pub fn measure_loss(loss: &TypedTensor) -> Metrics {
+    let mut moments = Moments::new();
+    loss.data.for_each_chunk(&mut |c| moments.push_slice(c));
+    let s = moments.finish();
+    let mut out = Metrics::new();
+    let value = match (loss.len(), s.nonfinite) {
+        (1, 1) => loss.data.to_f64().first().copied(),
+        (_, 0) => s.mean,
+        _ if s.nan > 0 => Some(f64::NAN),
+        _ => Some(f64::INFINITY),
+    };
+    put(&mut out, m::LOSS, value);
+    put(&mut out, m::NAN, Some(s.nan as f64));
+    put(&mut out, m::INF, Some((s.nonfinite - s.nan) as f64));
+    put(&mut out, m::NONFINITE, Some(s.nonfinite as f64));
+    out
+}
+
+fn put(out: &mut Metrics, name: &str, value: Option<f64>) {
+    if let Some(v) = value {
+        out.insert(name.to_string(), v);
+    }
+}
+
+/// Convert `data[start..start + buf.len()]` to f64 into `buf`; how many were converted.
+fn chunk_into(data: &TensorData, start: usize, buf: &mut [f64]) -> usize {
+    fn conv<T: Copy>(v: &[T], start: usize, buf: &mut [f64], f: impl Fn(T) -> f64) -> usize {
+        let end = start.saturating_add(buf.len()).min(v.len());
+        let src = v.get(start..end).unwrap_or(&[]);
+        for (o, &x) in buf.iter_mut().zip(src) {
+            *o = f(x);
+        }
+        src.len()
+    }
+    match data {
+        TensorData::F16(v) => conv(v, start, buf, f16_to_f64),
+        TensorData::BF16(v) => conv(v, start, buf, bf16_to_f64),
+        TensorData::F32(v) => conv(v, start, buf, f64::from),
+        TensorData::F64(v) => conv(v, start, buf, |x| x),
+        TensorData::I8(v) => conv(v, start, buf, f64::from),
+        TensorData::I16(v) => conv(v, start, buf, f64::from),
+        TensorData::I32(v) => conv(v, start, buf, f64::from),
+        TensorData::I64(v) => conv(v, start, buf, |x| x as f64),
+        TensorData::U8(v) => conv(v, start, buf, f64::from),
+        TensorData::U16(v) => conv(v, start, buf, f64::from),
+        TensorData::U32(v) => conv(v, start, buf, f64::from),
+        TensorData::U64(v) => conv(v, start, buf, |x| x as f64),
+        TensorData::Bool(v) => conv(v, start, buf, |x| if x { 1.0 } else { 0.0 }),
+    }
+}
+
+/// Parameter metrics, and the applied update's when the previous parameters are given.
+/// Each current tensor is read once, alongside the same range of its previous one.
+fn params(
+    params: &[&TypedTensor],
+    previous: &[&TypedTensor],
+    out: &mut Metrics,
+) -> Result<(u64, u64), MeasureError> {
+    if !previous.is_empty() && previous.len() != params.len() {
+        return Err(MeasureError::Previous {
+            key: "<count>".into(),
+            detail: format!("{} parameters, {} previous", params.len(), previous.len()),
+        });
+    }
+    let mut moments = Moments::new();
+    let (mut diff_sq, mut prev_sq) = (0.0f64, 0.0f64);
+    let mut buf = vec![0f64; crate::tensor::typed::CHUNK];
+    for (i, p) in params.iter().enumerate() {
+        check_shape(p)?;
+        let prev = previous.get(i);
+        if let Some(q) = prev {
+            if q.len() != p.len() {
+                return Err(MeasureError::Previous {
+                    key: p.provenance.key.clone(),
+                    detail: format!("{} values now, {} before", p.len(), q.len()),
+                });
+            }
+        }
+        let mut at = 0usize;
+        p.data.for_each_chunk(&mut |c| {
+            moments.push_slice(c);
+            if let Some(q) = prev {
+                let n = chunk_into(&q.data, at, &mut buf[..c.len()]);
+                for (&now, &before) in c.iter().zip(&buf[..n]) {
+                    if now.is_finite() && before.is_finite() {
+                        diff_sq += (now - before) * (now - before);
+                        prev_sq += before * before;
+                    }
+                }
+            }
+            at += c.len();
+        });
+    }
+    let s = moments.finish();
+    put(out, m::PARAM_NORM, s.l2);
+    put(out, m::PARAM_ABSMAX, s.absmax);
+    put(out, m::PARAM_MEAN_ABS, mean_abs(s.l1, s.count, s.nonfinite));
+    if !previous.is_empty() {
+        let update = diff_sq.sqrt();
+        put(out, m::UPDATE_NORM, Some(update));
+        put(
+            out,
+            m::UPDATE_RATIO,
+            (prev_sq > 0.0).then(|| update / prev_sq.sqrt()),
+        );
+    }
+    Ok((s.nan, s.nonfinite))
+}
+
+fn mean_abs(l1: Option<f64>, count: u64, nonfinite: u64) -> Option<f64> {
+    let finite = count.checked_sub(nonfinite).filter(|n| *n > 0)?;
+    l1.map(|l| l / finite as f64)
+}
+
+/// Gradient metrics over all the node's gradients together.
+fn grads(grads: &[&TypedTensor], out: &mut Metrics) -> Result<(u64, u64), MeasureError> {
+    let mut moments = Moments::new();
+    for g in grads {
+        check_shape(g)?;
+        g.data.for_each_chunk(&mut |c| moments.push_slice(c));
+    }
+    let s = moments.finish();
+    put(out, m::GRAD_NORM, s.l2);
+    put(out, m::GRAD_MEAN_ABS, mean_abs(s.l1, s.count, s.nonfinite));
+    put(out, m::GRAD_ZERO_FRACTION, s.zero_fraction);
+    Ok((s.nan, s.nonfinite))
+}
+
+/// Axis names that say "this is the unit (channel, feature) axis".
+const UNIT_AXIS_NAMES: &[&str] = &[
+    "C", "c", "channel", "channels", "D", "d", "feature", "features", "unit", "units", "hidden",
+];
+
+/// The unit axis of an output: a named one, else axis 1 (`N,C,…` and `N,D`); `None` for
+/// 0-d and 1-d outputs, which are measured as one unit.
+pub fn unit_axis(t: &TypedTensor) -> Option<usize> {
+    if let Some(axes) = &t.axes {
+        if let Some(i) = axes
+            .iter()
+            .position(|a| UNIT_AXIS_NAMES.contains(&a.as_str()))
+        {
+            return (i < t.shape.len()).then_some(i);
+        }
+    }
+    (t.shape.len() >= 2).then_some(1)
+}
+
+/// Per-unit running sums of an output.
+struct Units {
+    count: Vec<u64>,
+    shift: Vec<f64>,
+    sum: Vec<f64>,
+    sum_sq: Vec<f64>,
+    sum_abs: Vec<f64>,
+    positive: Vec<u64>,
+    saturated: Vec<u64>,
+}
+
+impl Units {
+    fn new(n: usize) -> Self {
+        Units {
+            count: vec![0; n],
+            shift: vec![f64::NAN; n],
+            sum: vec![0.0; n],
+            sum_sq: vec![0.0; n],
+            sum_abs: vec![0.0; n],
+            positive: vec![0; n],
+            saturated: vec![0; n],
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, u: usize, x: f64, scale: Option<Scale>) {
+        if !x.is_finite() {
+            return;
+        }
+        if self.shift[u].is_nan() {
+            self.shift[u] = x;
+        }
+        let d = x - self.shift[u];
+        self.count[u] += 1;
+        self.sum[u] += d;
+        self.sum_sq[u] += d * d;
+        self.sum_abs[u] += x.abs();
+        self.positive[u] += (x > 0.0) as u64;
+        if let Some(scale) = scale {
+            let y = match scale {
+                Scale::Tanh => x,
+                Scale::Sigmoid => 2.0 * x - 1.0,
+            };
+            self.saturated[u] += (y.abs() > SATURATED_OUTPUT) as u64;
+        }
+    }
+}
+
+/// The scale saturation is judged on.
+#[derive(Clone, Copy)]
+enum Scale {
+    Tanh,
+    Sigmoid,
+}
+
+/// Output metrics: moments overall and per unit, in one pass over the output.
+fn activation(
+    act: &TypedTensor,
+    kind: &str,
+    next_weight: Option<&TypedTensor>,
+    out: &mut Metrics,
+) -> Result<(u64, u64), MeasureError> {
+    check_shape(act)?;
+    if act.is_empty() {
+        // Nothing to measure; and a shape such as [0, 10^12] must not size per-unit sums.
+        return Ok((0, 0));
+    }
+    let scale = match classify(kind) {
+        KindClass::TanhLike => Some(Scale::Tanh),
+        KindClass::SigmoidLike => Some(Scale::Sigmoid),
+        _ => None,
+    };
+    let (units, inner) = match unit_axis(act) {
+        Some(a) => (act.shape[a], act.shape[a + 1..].iter().product::<usize>()),
+        None => (1, act.len().max(1)),
+    };
+    let mut acc = Units::new(units);
+    let mut moments = Moments::new();
+    let (mut unit, mut pos) = (0usize, 0usize);
+    if units > 0 && inner > 0 {
+        act.data.for_each_chunk(&mut |c| {
+            moments.push_slice(c);
+            for &x in c {
+                acc.push(unit, x, scale);
+                pos += 1;
+                if pos == inner {
+                    pos = 0;
+                    unit += 1;
+                    if unit == units {
+                        unit = 0;
+                    }
+                }
+            }
+        });
+    }
+    let s = moments.finish();
+    put(out, m::ACT_MEAN, s.mean);
+    put(out, m::ACT_ZERO_FRACTION, s.zero_fraction);
+    unit_metrics(&acc, scale.is_some(), next_weight, out);
+    Ok((s.nan, s.nonfinite))
+}
+
+/// The per-unit metrics from the running sums. Units with no finite output count in
+/// `units` but in none of the dead, dormant, saturated or ignored counts.
+fn unit_metrics(acc: &Units, saturating: bool, next: Option<&TypedTensor>, out: &mut Metrics) {
+    let Some(layer) = Layer::of(acc) else { return };
+    put(
+        out,
+        m::ACT_VAR,
+        Some(layer.mean_over_live(|u| layer.var[u])),
+    );
+    put(
+        out,
+        m::ACT_MEAN_SQ,
+        Some(layer.mean_over_live(|u| layer.mean[u].powi(2))),
+    );
+    put(out, m::UNITS, Some(layer.units()));
+    let dead = layer.count_live(|u| (acc.positive[u] as f64 / layer.n[u]) < DEAD_ACTIVITY);
+    layer.put_count(out, m::DEAD_UNITS, m::DEAD_UNIT_FRACTION, dead);
+    let dormant = layer.dormant();
+    let n_dormant = layer.count_live(|u| dormant[u]);
+    layer.put_count(out, m::DORMANT_UNITS, m::DORMANT_UNIT_FRACTION, n_dormant);
+    if saturating {
+        let entries: u64 = acc.saturated.iter().sum();
+        let all: u64 = acc.count.iter().sum();
+        put(
+            out,
+            m::ACT_SATURATED_FRACTION,
+            Some(entries as f64 / all as f64),
+        );
+        let sat = layer.count_live(|u| acc.saturated[u] as f64 / layer.n[u] > SATURATED_UNIT_SHARE);
+        layer.put_count(out, m::SATURATED_UNITS, m::SATURATED_UNIT_FRACTION, sat);
+    }
+    if let Some(outgoing) = next.and_then(|w| outgoing_mean_abs(w, acc.count.len())) {
+        let utility: Vec<f64> = outgoing
+            .iter()
+            .zip(&layer.mean_abs)
+            .map(|(w, h)| w * h)
+            .collect();
+        let mean_utility = layer.mean_over_live(|u| utility[u]);
+        let ignored =
+            layer.count_live(|u| !dormant[u] && utility[u] <= IGNORED_UTILITY * mean_utility);
+        layer.put_count(out, m::IGNORED_UNITS, m::IGNORED_UNIT_FRACTION, ignored);
+    }
+}
+
+/// Per-unit moments of a layer's output, over the units with a finite output (`live`).
+struct Layer {
+    live: Vec<usize>,
+    n: Vec<f64>,
+    mean: Vec<f64>,
+    var: Vec<f64>,
+    mean_abs: Vec<f64>,
+}
+
+impl Layer {
+    fn of(acc: &Units) -> Option<Layer> {
+        let units = acc.count.len();
+        let live: Vec<usize> = (0..units).filter(|&u| acc.count[u] > 0).collect();
+        if live.is_empty() {
+            return None;
+        }
+        let n: Vec<f64> = acc.count.iter().map(|&c| (c as f64).max(1.0)).collect();
+        let shifted: Vec<f64> = (0..units).map(|u| acc.sum[u] / n[u]).collect();
+        Some(Layer {
+            mean: (0..units).map(|u| acc.shift[u] + shifted[u]).collect(),
+            var: (0..units)
+                .map(|u| (acc.sum_sq[u] / n[u] - shifted[u] * shifted[u]).max(0.0))
+                .collect(),
+            mean_abs: (0..units).map(|u| acc.sum_abs[u] / n[u]).collect(),
+            live,
+            n,
+        })
+    }
+
+    fn units(&self) -> f64 {
+        self.n.len() as f64
+    }
+
+    fn mean_over_live(&self, f: impl Fn(usize) -> f64) -> f64 {
+        self.live.iter().map(|&u| f(u)).sum::<f64>() / self.live.len() as f64
+    }
+
+    fn count_live(&self, f: impl Fn(usize) -> bool) -> f64 {
+        self.live.iter().filter(|&&u| f(u)).count() as f64
+    }
+
+    /// Which units are dormant: ReDo score mean|h_c| / mean_k mean|h_k| at most
+    /// [`DORMANT_SCORE`]; every live unit when the whole layer is zero.
+    fn dormant(&self) -> Vec<bool> {
+        let layer = self.mean_over_live(|u| self.mean_abs[u]);
+        let mut out = vec![false; self.n.len()];
+        for &u in &self.live {
+            out[u] = layer == 0.0 || self.mean_abs[u] / layer <= DORMANT_SCORE;
+        }
+        out
+    }
+
+    fn put_count(&self, out: &mut Metrics, count: &str, fraction: &str, n: f64) {
+        put(out, count, Some(n));
+        put(out, fraction, Some(n / self.units()));
+    }
+}
+
+/// Mean |w| of the next layer's weights reading each unit: axis 1 of `(out, units, …)`,
+/// groups of `k` along axis 1 of `(out, units·k)` (a flattened `N,C,H,W`), or `|w|` of a
+/// `(units,)` scale. `None` when the weight reads some other width, or is malformed.
+pub fn outgoing_mean_abs(w: &TypedTensor, units: usize) -> Option<Vec<f64>> {
+    check_shape(w).ok()?;
+    if units == 0 {
+        return None;
+    }
+    let (cols, inner) = match w.shape.as_slice() {
+        [d] if *d == units => (units, 1usize),
+        [_, cols, rest @ ..] if *cols > 0 && cols % units == 0 => (*cols, rest.iter().product()),
+        _ => return None,
+    };
+    let group = cols / units;
+    let mut sum = vec![0.0f64; units];
+    let mut count = vec![0u64; units];
+    let (mut col, mut pos) = (0usize, 0usize);
+    w.data.for_each_chunk(&mut |c| {
+        for &x in c {
+            if x.is_finite() {
+                let u = col / group;
+                sum[u] += x.abs();
+                count[u] += 1;
+            }
+            pos += 1;
+            if pos == inner {
+                pos = 0;
+                col += 1;
+                if col == cols {
+                    col = 0;
+                }
+            }
+        }
+    });
+    Some(
+        sum.iter()
+            .zip(&count)
+            .map(|(s, &n)| if n > 0 { s / n as f64 } else { 0.0 })
+            .collect(),
+    )
+}
