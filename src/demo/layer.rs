@@ -83,10 +83,19 @@ impl LayerSpec {
 pub fn forward(spec: &LayerSpec, params: &[Vec<f32>], x: &[f32], input: usize) -> Vec<f32> {
     match spec {
         LayerSpec::Linear { out, .. } => linear_forward(&params[0], &params[1], x, input, *out),
-        LayerSpec::ReLU => x.iter().map(|&v| v.max(0.0)).collect(),
+        LayerSpec::ReLU => x.iter().map(|&v| relu(v)).collect(),
         LayerSpec::Tanh => x.iter().map(|&v| v.tanh()).collect(),
         LayerSpec::Sigmoid => x.iter().map(|&v| sigmoid(v)).collect(),
         LayerSpec::LayerNorm => layer_norm_forward(&params[0], &params[1], x, input),
+    }
+}
+
+/// max(v, 0), passing NaN through as PyTorch does (`f32::max` would turn it into 0).
+fn relu(v: f32) -> f32 {
+    if v > 0.0 || v.is_nan() {
+        v
+    } else {
+        0.0
     }
 }
 
@@ -149,6 +158,7 @@ pub fn backward(
     };
     match spec {
         LayerSpec::Linear { out, .. } => linear_backward(&params[0], x, dy, input, *out),
+        // As PyTorch's threshold_backward: the gradient passes where the output is above 0.
         LayerSpec::ReLU => (each(&|y, g| if y > 0.0 { g } else { 0.0 }), Vec::new()),
         LayerSpec::Tanh => (each(&|y, g| g * (1.0 - y * y)), Vec::new()),
         LayerSpec::Sigmoid => (each(&|y, g| g * y * (1.0 - y)), Vec::new()),
@@ -166,20 +176,19 @@ fn linear_backward(
     let mut dw = vec![0f64; out * input];
     let mut db = vec![0f64; out];
     let mut dx = Vec::with_capacity(x.len());
+    let mut dx_row = vec![0f64; input];
     for (row, grow) in x.chunks_exact(input).zip(dy.chunks_exact(out)) {
-        for (o, &g) in grow.iter().enumerate() {
-            db[o] += g as f64;
+        dx_row.fill(0.0);
+        for ((o, &g), wrow) in grow.iter().enumerate().zip(w.chunks_exact(input)) {
+            let g = g as f64;
+            db[o] += g;
             let acc = &mut dw[o * input..(o + 1) * input];
-            for (a, &v) in acc.iter_mut().zip(row) {
-                *a += g as f64 * v as f64;
+            for (((a, &v), d), &wv) in acc.iter_mut().zip(row).zip(dx_row.iter_mut()).zip(wrow) {
+                *a += g * v as f64;
+                *d += g * wv as f64;
             }
         }
-        for i in 0..input {
-            let s: f64 = (0..out)
-                .map(|o| grow[o] as f64 * w[o * input + i] as f64)
-                .sum();
-            dx.push(s as f32);
-        }
+        dx.extend(dx_row.iter().map(|&d| d as f32));
     }
     let to32 = |v: Vec<f64>| v.into_iter().map(|a| a as f32).collect();
     (dx, vec![to32(dw), to32(db)])

@@ -14,7 +14,7 @@ pub const BATCH: usize = 64;
 /// Steps a demo run takes by default.
 pub const DEFAULT_STEPS: u64 = 300;
 /// Salt that separates the minibatch stream from the weight draws of the same seed.
-const BATCH_SALT: u64 = 0xba7c_4e5_0000_0001;
+const BATCH_SALT: u64 = 0x0ba7_c4e5_0000_0001;
 
 /// One parameter tensor of a node at one step.
 #[derive(Debug, Clone, PartialEq)]
