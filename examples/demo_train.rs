@@ -20,7 +20,7 @@ fn main() {
             }
         });
         println!(
-            "{:<10} {:>4} steps, {:>4} recorded ({:>6.1} MB of f32), {:>7.1} ms, loss {:.3} -> {:.3}{}",
+            "{:<12} {:>4} steps, {:>4} recorded ({:>6.1} MB of f32), {:>7.1} ms, loss {:.3} -> {:.3}{}",
             c.name,
             s.steps,
             s.recorded,

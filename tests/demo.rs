@@ -166,7 +166,8 @@ fn records_carry_every_node_in_order_with_keyed_tensors() {
     );
     assert_eq!(fc1.params[0].value.shape, [64, 2]);
     assert_eq!(fc1.params[0].updated.stage.as_deref(), Some("after_step"));
-    // `updated` is the value after this step's SGD update: value − lr · grad.
+    // `updated` is the value after this step's SGD update: value − lr · grad (no decay here).
+    assert_eq!(c.weight_decay(), 0.0);
     for p in r.nodes.iter().flat_map(|n| &n.params) {
         let (v, g, u) = (values(&p.value), values(&p.grad), values(&p.updated));
         for ((&v, &g), &u) in v.iter().zip(g).zip(u) {
@@ -197,7 +198,7 @@ fn backward_matches_finite_differences() {
             init: Init::Torch,
             bias: 0.0,
         },
-        LayerSpec::LayerNorm,
+        LayerSpec::LayerNorm { affine: true },
         LayerSpec::Sigmoid,
         LayerSpec::Linear {
             out: 4,
@@ -359,6 +360,29 @@ fn stalled_updates_are_a_millionth_of_the_weights_or_less() {
 }
 
 #[test]
+fn overstepping_updates_are_as_large_as_the_weights_and_stay_finite() {
+    let records = run("overstepping", 10);
+    assert!(
+        records.iter().all(|r| r.loss.is_finite()),
+        "a non-finite loss"
+    );
+    for r in records.iter().filter(|r| r.step >= 100) {
+        let ratios = update_ratios(r);
+        // The output layer is rewritten by more than its own size every step.
+        let (name, out) = &ratios[ratios.len() - 1];
+        assert!(*out > 1.1, "step {}: {name} update ratio {out}", r.step);
+        // The layer before the norm is scale-free, so its gradient is orthogonal to it and
+        // with lr × decay = 1 the update is never shorter than the weights.
+        let (name, first) = &ratios[0];
+        assert!(
+            *first > 0.999,
+            "step {}: {name} update ratio {first}",
+            r.step
+        );
+    }
+}
+
+#[test]
 fn every_condition_names_its_flags() {
     let names: Vec<&str> = demo::conditions().iter().map(|c| c.name).collect();
     assert_eq!(
@@ -369,7 +393,8 @@ fn every_condition_names_its_flags() {
             "exploding",
             "dead_relu",
             "saturated",
-            "stalled"
+            "stalled",
+            "overstepping"
         ]
     );
     for c in demo::conditions() {

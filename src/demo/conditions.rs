@@ -1,4 +1,4 @@
-//! The demo conditions: one healthy network and five that go wrong in a named way.
+//! The demo conditions: one healthy network and six that go wrong in a named way.
 
 use super::layer::{Init, LayerSpec};
 use super::task::CLASSES;
@@ -13,12 +13,13 @@ pub struct Condition {
     pub description: &'static str,
     /// The flags the run must raise (none for `healthy`).
     pub raises: &'static [&'static str],
-    /// Flags that follow from the same fault and may be raised too (e.g. a dead layer
-    /// passes no gradient, so the layer before it also stalls).
+    /// Flags that follow from the same fault and may be raised too (e.g. saturated units
+    /// pass almost no gradient, so the layers before them also stall).
     pub may_also: &'static [&'static str],
-    pub layers: &'static [LayerSpec],
-    pub lr: f32,
-    pub seed: u64,
+    pub(crate) layers: &'static [LayerSpec],
+    pub(crate) lr: f32,
+    pub(crate) weight_decay: f32,
+    pub(crate) seed: u64,
 }
 
 impl Condition {
@@ -30,6 +31,11 @@ impl Condition {
     /// The SGD learning rate.
     pub fn lr(&self) -> f32 {
         self.lr
+    }
+
+    /// The SGD weight decay (L2 penalty added to every gradient, as PyTorch's `SGD`).
+    pub fn weight_decay(&self) -> f32 {
+        self.weight_decay
     }
 
     /// The seed the weights and the minibatches are drawn from.
@@ -85,6 +91,15 @@ const HOT_TANH: &[LayerSpec] = &[
     linear(CLASSES, Init::Torch),
 ];
 
+/// 2 → 64 → 3 with a LayerNorm (no learned gain or bias) before the ReLU: the first layer's
+/// output is normalised, so the network cannot collapse when weight decay shrinks it.
+const NORMED_MLP: &[LayerSpec] = &[
+    linear(64, Init::He),
+    LayerSpec::LayerNorm { affine: false },
+    LayerSpec::ReLU,
+    linear(CLASSES, Init::Torch),
+];
+
 /// Ten sigmoid layers deep, PyTorch's default init.
 const DEEP_SIGMOID: &[LayerSpec] = &[
     linear(32, Init::Torch),
@@ -119,6 +134,7 @@ pub const CONDITIONS: &[Condition] = &[
         may_also: &[],
         layers: RELU_MLP,
         lr: 0.05,
+        weight_decay: 0.0,
         seed: 1,
     },
     Condition {
@@ -129,6 +145,7 @@ pub const CONDITIONS: &[Condition] = &[
         may_also: &["STALLED"],
         layers: DEEP_SIGMOID,
         lr: 0.1,
+        weight_decay: 0.0,
         seed: 2,
     },
     Condition {
@@ -139,6 +156,7 @@ pub const CONDITIONS: &[Condition] = &[
         may_also: &["INF", "EXPLODING", "DEAD", "DEAD_CHANNELS"],
         layers: DEEP_RELU_MLP,
         lr: 20.0,
+        weight_decay: 0.0,
         seed: 3,
     },
     Condition {
@@ -149,6 +167,7 @@ pub const CONDITIONS: &[Condition] = &[
         may_also: &[],
         layers: DEAD_MLP,
         lr: 0.05,
+        weight_decay: 0.0,
         seed: 4,
     },
     Condition {
@@ -159,6 +178,7 @@ pub const CONDITIONS: &[Condition] = &[
         may_also: &["STALLED", "VANISHING"],
         layers: HOT_TANH,
         lr: 0.1,
+        weight_decay: 0.0,
         seed: 5,
     },
     Condition {
@@ -169,6 +189,19 @@ pub const CONDITIONS: &[Condition] = &[
         may_also: &[],
         layers: RELU_MLP,
         lr: 1e-7,
+        weight_decay: 0.0,
         seed: 6,
+    },
+    Condition {
+        name: "overstepping",
+        description: "learning rate 2 with weight decay 0.5 (lr × decay = 1): every step wipes \
+                      each weight and writes the gradient step in its place, so each update is \
+                      as large as the weights and nothing is learnt",
+        raises: &["OVERSTEPPING"],
+        may_also: &["DEAD_CHANNELS", "MISSING_NORMALISATION"],
+        layers: NORMED_MLP,
+        lr: 2.0,
+        weight_decay: 0.5,
+        seed: 7,
     },
 ];

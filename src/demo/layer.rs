@@ -29,8 +29,11 @@ pub enum LayerSpec {
     ReLU,
     Tanh,
     Sigmoid,
-    /// Layer normalisation over the features, with a gain (1) and a bias (0) per feature.
-    LayerNorm,
+    /// Layer normalisation over the features; with `affine`, a learned gain (from 1) and
+    /// bias (from 0) per feature, as PyTorch's `elementwise_affine`.
+    LayerNorm {
+        affine: bool,
+    },
 }
 
 /// The epsilon LayerNorm adds to the variance, as PyTorch does.
@@ -44,7 +47,7 @@ impl LayerSpec {
             LayerSpec::ReLU => "ReLU",
             LayerSpec::Tanh => "Tanh",
             LayerSpec::Sigmoid => "Sigmoid",
-            LayerSpec::LayerNorm => "LayerNorm",
+            LayerSpec::LayerNorm { .. } => "LayerNorm",
         }
     }
 
@@ -73,7 +76,7 @@ impl LayerSpec {
                     .collect();
                 vec![w, vec![bias; out]]
             }
-            LayerSpec::LayerNorm => vec![vec![1.0; input], vec![0.0; input]],
+            LayerSpec::LayerNorm { affine: true } => vec![vec![1.0; input], vec![0.0; input]],
             _ => Vec::new(),
         }
     }
@@ -86,7 +89,7 @@ pub fn forward(spec: &LayerSpec, params: &[Vec<f32>], x: &[f32], input: usize) -
         LayerSpec::ReLU => x.iter().map(|&v| relu(v)).collect(),
         LayerSpec::Tanh => x.iter().map(|&v| v.tanh()).collect(),
         LayerSpec::Sigmoid => x.iter().map(|&v| sigmoid(v)).collect(),
-        LayerSpec::LayerNorm => layer_norm_forward(&params[0], &params[1], x, input),
+        LayerSpec::LayerNorm { .. } => layer_norm_forward(params, x, input),
     }
 }
 
@@ -124,12 +127,21 @@ fn linear_forward(w: &[f32], b: &[f32], x: &[f32], input: usize, out: usize) -> 
     y
 }
 
-fn layer_norm_forward(gain: &[f32], bias: &[f32], x: &[f32], width: usize) -> Vec<f32> {
+/// Gain and bias of feature `i`: the parameters when there are any, else 1 and 0.
+fn affine(params: &[Vec<f32>], i: usize) -> (f64, f64) {
+    match params {
+        [gain, bias] => (gain[i] as f64, bias[i] as f64),
+        _ => (1.0, 0.0),
+    }
+}
+
+fn layer_norm_forward(params: &[Vec<f32>], x: &[f32], width: usize) -> Vec<f32> {
     let mut y = Vec::with_capacity(x.len());
     for row in x.chunks_exact(width) {
         let (mean, inv) = row_moments(row);
         for (i, &v) in row.iter().enumerate() {
-            y.push(((v as f64 - mean) * inv * gain[i] as f64 + bias[i] as f64) as f32);
+            let (gain, bias) = affine(params, i);
+            y.push(((v as f64 - mean) * inv * gain + bias) as f32);
         }
     }
     y
@@ -162,7 +174,7 @@ pub fn backward(
         LayerSpec::ReLU => (each(&|y, g| if y > 0.0 { g } else { 0.0 }), Vec::new()),
         LayerSpec::Tanh => (each(&|y, g| g * (1.0 - y * y)), Vec::new()),
         LayerSpec::Sigmoid => (each(&|y, g| g * y * (1.0 - y)), Vec::new()),
-        LayerSpec::LayerNorm => layer_norm_backward(&params[0], x, dy, input),
+        LayerSpec::LayerNorm { .. } => layer_norm_backward(params, x, dy, input),
     }
 }
 
@@ -195,7 +207,7 @@ fn linear_backward(
 }
 
 fn layer_norm_backward(
-    gain: &[f32],
+    params: &[Vec<f32>],
     x: &[f32],
     dy: &[f32],
     width: usize,
@@ -208,7 +220,7 @@ fn layer_norm_backward(
         let (mean, inv) = row_moments(row);
         let xhat: Vec<f64> = row.iter().map(|&v| (v as f64 - mean) * inv).collect();
         let dxhat: Vec<f64> = (0..width)
-            .map(|i| grow[i] as f64 * gain[i] as f64)
+            .map(|i| grow[i] as f64 * affine(params, i).0)
             .collect();
         for i in 0..width {
             dgain[i] += grow[i] as f64 * xhat[i];
@@ -221,5 +233,10 @@ fn layer_norm_backward(
         }
     }
     let to32 = |v: Vec<f64>| v.into_iter().map(|a| a as f32).collect();
-    (dx, vec![to32(dgain), to32(dbias)])
+    let grads = if params.is_empty() {
+        Vec::new()
+    } else {
+        vec![to32(dgain), to32(dbias)]
+    };
+    (dx, grads)
 }

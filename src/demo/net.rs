@@ -85,7 +85,7 @@ fn name_of(spec: &LayerSpec, linears: usize) -> String {
         LayerSpec::ReLU => format!("relu{linears}"),
         LayerSpec::Tanh => format!("tanh{linears}"),
         LayerSpec::Sigmoid => format!("sigmoid{linears}"),
-        LayerSpec::LayerNorm => format!("norm{linears}"),
+        LayerSpec::LayerNorm { .. } => format!("norm{linears}"),
     }
 }
 
@@ -166,12 +166,13 @@ impl Net {
         }
     }
 
-    /// One plain SGD step: every parameter moves by `-lr` times its gradient.
-    pub fn sgd(&mut self, grads: &Grads, lr: f32) {
+    /// One plain SGD step as PyTorch's `SGD(lr, weight_decay)` takes it: every parameter
+    /// moves by `-lr` times (its gradient plus `weight_decay` times itself).
+    pub fn sgd(&mut self, grads: &Grads, lr: f32, weight_decay: f32) {
         for (node, g) in self.nodes.iter_mut().zip(&grads.params) {
             for (p, g) in node.params.iter_mut().zip(g) {
                 for (w, &d) in p.iter_mut().zip(g) {
-                    *w -= lr * d;
+                    *w -= lr * (d + weight_decay * *w);
                 }
             }
         }

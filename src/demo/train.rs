@@ -156,7 +156,7 @@ fn one_step(
     let (loss, d_logits) = cross_entropy(logits, &y, CLASSES);
     let grads = net.backward(&trace, d_logits);
     let before = recording.then(|| net.nodes.iter().map(|n| n.params.clone()).collect());
-    net.sgd(&grads, condition.lr);
+    net.sgd(&grads, condition.lr, condition.weight_decay);
     (loss, trace, grads, before, rows)
 }
 
