@@ -153,7 +153,16 @@ pub const CONDITIONS: &[Condition] = &[
         description: "learning rate 20 on a two-hidden-layer ReLU MLP: the weights blow up until \
                       the loss is NaN",
         raises: &["NAN"],
-        may_also: &["INF", "EXPLODING", "DEAD", "DEAD_CHANNELS"],
+        may_also: &[
+            "INF",
+            "EXPLODING",
+            "VANISHING",
+            "STALLED",
+            "OVERSTEPPING",
+            "DEAD",
+            "DEAD_CHANNELS",
+            "IGNORED_CHANNELS",
+        ],
         layers: DEEP_RELU_MLP,
         lr: 20.0,
         weight_decay: 0.0,
@@ -175,7 +184,7 @@ pub const CONDITIONS: &[Condition] = &[
         description: "tanh MLP with init gain 200: most units sit at ±1 on every sample, where \
                       the derivative is nothing",
         raises: &["SATURATED"],
-        may_also: &["STALLED", "VANISHING"],
+        may_also: &["STALLED", "VANISHING", "MISSING_NORMALISATION"],
         layers: HOT_TANH,
         lr: 0.1,
         weight_decay: 0.0,
@@ -198,7 +207,7 @@ pub const CONDITIONS: &[Condition] = &[
                       each weight and writes the gradient step in its place, so each update is \
                       as large as the weights and nothing is learnt",
         raises: &["OVERSTEPPING"],
-        may_also: &["DEAD_CHANNELS", "MISSING_NORMALISATION"],
+        may_also: &["DEAD_CHANNELS", "IGNORED_CHANNELS", "MISSING_NORMALISATION"],
         layers: NORMED_MLP,
         lr: 2.0,
         weight_decay: 0.5,
