@@ -4,7 +4,7 @@
 
 use super::conditions::Condition;
 use super::loss::cross_entropy;
-use super::net::{Grads, Net, Trace, PARAM_NAMES};
+use super::net::{Grads, Net, Node, Trace, PARAM_NAMES};
 use super::rng::Rng;
 use super::task::{self, Dataset, CLASSES, FEATURES};
 use crate::tensor::TypedTensor;
@@ -117,17 +117,16 @@ pub fn train(
     };
     for step in 0..steps {
         let recording = step % every == 0 || step + 1 == steps;
-        let (loss, trace, grads, before, rows) =
-            one_step(&mut net, &data, &mut rng, condition, recording);
+        let done = one_step(&mut net, &data, &mut rng, condition, recording);
         if step == 0 {
-            summary.first_loss = loss;
+            summary.first_loss = done.loss;
         }
-        summary.last_loss = loss;
-        if !loss.is_finite() && summary.first_nonfinite.is_none() {
+        summary.last_loss = done.loss;
+        if !done.loss.is_finite() && summary.first_nonfinite.is_none() {
             summary.first_nonfinite = Some(step);
         }
-        if let Some(before) = before {
-            on_step(&record(step, loss, &net, before, trace, grads, rows));
+        if done.before.is_some() {
+            on_step(&record(step, &net, done));
             summary.recorded += 1;
         }
     }
@@ -138,8 +137,16 @@ pub fn train(
     summary
 }
 
-/// The parameters of every node, before a step, kept only when the step is recorded.
-type Snapshot = Vec<Vec<Vec<f32>>>;
+/// What one step leaves behind for its record.
+struct Done {
+    loss: f64,
+    /// Rows in the minibatch.
+    rows: usize,
+    trace: Trace,
+    grads: Grads,
+    /// Every node's parameters before the update; kept only when the step is recorded.
+    before: Option<Vec<Vec<Vec<f32>>>>,
+}
 
 /// Forward, loss, backward and SGD on one minibatch.
 fn one_step(
@@ -148,19 +155,25 @@ fn one_step(
     rng: &mut Rng,
     condition: &Condition,
     recording: bool,
-) -> (f64, Trace, Grads, Option<Snapshot>, usize) {
+) -> Done {
     let (x, y) = task::batch(data, BATCH, rng);
-    let rows = y.len();
     let trace = net.forward(x);
     let logits = trace.outputs.last().unwrap_or(&trace.input);
     let (loss, d_logits) = cross_entropy(logits, &y, CLASSES);
     let grads = net.backward(&trace, d_logits);
     let before = recording.then(|| net.nodes.iter().map(|n| n.params.clone()).collect());
     net.sgd(&grads, condition.lr, condition.weight_decay);
-    (loss, trace, grads, before, rows)
+    Done {
+        loss,
+        rows: y.len(),
+        trace,
+        grads,
+        before,
+    }
 }
 
-/// A tensor with a key and a stage.
+/// A tensor with a key and a stage. The shapes are the network's own, so they always hold
+/// their values; a mismatch is a bug in this module.
 fn tensor(key: String, values: Vec<f32>, shape: Vec<usize>, stage: &str) -> TypedTensor {
     let len = values.len();
     let mut t = TypedTensor::from_f32(&key, values, shape.clone())
@@ -169,58 +182,54 @@ fn tensor(key: String, values: Vec<f32>, shape: Vec<usize>, stage: &str) -> Type
     t
 }
 
-/// The record of a step, from the parameters before it, the network after it, and the
-/// forward and backward passes in between.
-fn record(
-    step: u64,
-    loss: f64,
-    net: &Net,
-    before: Snapshot,
-    trace: Trace,
-    grads: Grads,
-    rows: usize,
-) -> StepRecord {
-    let parts = before.into_iter().zip(trace.outputs).zip(grads.params);
+/// A node's parameter records, from its values before the step and their gradients (the
+/// values after the step are the node's own).
+fn param_records(node: &Node, before: Vec<Vec<f32>>, grads: Vec<Vec<f32>>) -> Vec<ParamRecord> {
+    let pairs = before.into_iter().zip(grads).enumerate();
+    pairs
+        .map(|(p, (value, grad))| {
+            let name = format!("{}.{}", node.name, PARAM_NAMES[p]);
+            let shape = node.param_shape(p);
+            let after = node.params[p].clone();
+            ParamRecord {
+                value: tensor(format!("param.{name}"), value, shape.clone(), "forward"),
+                grad: tensor(format!("grad.{name}"), grad, shape.clone(), "backward"),
+                updated: tensor(format!("param.{name}"), after, shape, "after_step"),
+                name,
+            }
+        })
+        .collect()
+}
+
+/// The record of a step, from the network after it and what the step left behind.
+fn record(step: u64, net: &Net, done: Done) -> StepRecord {
+    let before = done.before.unwrap_or_default();
+    let parts = before
+        .into_iter()
+        .zip(done.trace.outputs)
+        .zip(done.grads.params);
     let nodes = net
         .nodes
         .iter()
         .zip(parts)
         .enumerate()
-        .map(|(i, (node, ((values, output), g)))| {
-            let params = values
-                .into_iter()
-                .zip(g)
-                .enumerate()
-                .map(|(p, (value, grad))| {
-                    let name = format!("{}.{}", node.name, PARAM_NAMES[p]);
-                    let shape = node.param_shape(p);
-                    ParamRecord {
-                        value: tensor(format!("param.{name}"), value, shape.clone(), "forward"),
-                        grad: tensor(format!("grad.{name}"), grad, shape.clone(), "backward"),
-                        updated: tensor(
-                            format!("param.{name}"),
-                            node.params[p].clone(),
-                            shape,
-                            "after_step",
-                        ),
-                        name,
-                    }
-                })
-                .collect();
-            NodeRecord {
-                name: node.name.clone(),
-                kind: node.spec.kind(),
-                took_us: trace.forward_us[i],
-                backward_us: grads.backward_us[i],
-                activation: tensor(
-                    format!("act.{}", node.name),
-                    output,
-                    vec![rows, node.width()],
-                    "forward",
-                ),
-                params,
-            }
+        .map(|(i, (node, ((values, output), grads)))| NodeRecord {
+            name: node.name.clone(),
+            kind: node.spec.kind(),
+            took_us: done.trace.forward_us[i],
+            backward_us: done.grads.backward_us[i],
+            activation: tensor(
+                format!("act.{}", node.name),
+                output,
+                vec![done.rows, node.width()],
+                "forward",
+            ),
+            params: param_records(node, values, grads),
         })
         .collect();
-    StepRecord { step, loss, nodes }
+    StepRecord {
+        step,
+        loss: done.loss,
+        nodes,
+    }
 }
