@@ -2,6 +2,7 @@
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod cli;
+pub mod demo;
 pub mod health;
 pub mod spec;
 pub mod stats;
