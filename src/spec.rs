@@ -110,7 +110,8 @@ fn canonical_op(field: &'static str, text: &str) -> Result<String, SpecError> {
             None => return Ok(name),
         },
     };
-    let numbers: Vec<String> = numbers.iter().map(|v| format!("{v}")).collect();
+    // `+ 0.0` turns -0 into 0, so the two spellings of zero are one op.
+    let numbers: Vec<String> = numbers.iter().map(|v| format!("{}", v + 0.0)).collect();
     Ok(format!("{name}({})", numbers.join(",")))
 }
 
@@ -182,6 +183,10 @@ impl ObservableSpec {
             selector: self.selector.trim().to_string(),
             transforms,
             reduction: canonical_op("reduction", &self.reduction)?,
+            // -0 and 0 are the same cost.
+            budget_hint: self.budget_hint.as_ref().map(|h| BudgetHint {
+                compute_ms: h.compute_ms + 0.0,
+            }),
             ..self.clone()
         })
     }
