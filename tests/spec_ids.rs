@@ -27,7 +27,12 @@ fn golden_ids_and_canonical_forms_hold() {
     assert!(cases.len() >= 10, "only {} golden specs", cases.len());
     for case in cases {
         let spec = ObservableSpec::from_json(&case.spec.to_string()).unwrap();
-        assert_eq!(spec.canonical_json().unwrap(), case.canonical, "for {}", case.spec);
+        assert_eq!(
+            spec.canonical_json().unwrap(),
+            case.canonical,
+            "for {}",
+            case.spec
+        );
         assert_eq!(spec.id().unwrap(), case.id, "for {}", case.spec);
     }
 }
@@ -43,7 +48,11 @@ fn equal_meanings_share_an_id() {
     zero.budget_hint = Some(BudgetHint { compute_ms: -0.0 });
     let mut plus_zero = base.clone();
     plus_zero.budget_hint = Some(BudgetHint { compute_ms: 0.0 });
-    assert_eq!(zero.id().unwrap(), plus_zero.id().unwrap(), "-0 ms and 0 ms");
+    assert_eq!(
+        zero.id().unwrap(),
+        plus_zero.id().unwrap(),
+        "-0 ms and 0 ms"
+    );
     variants.push(ObservableSpec::from_json(
         r#"{"reduction":"sparsity","frequency":1,"selector":"fc1.weight","source":"param","transforms":[]}"#,
     ).unwrap());
