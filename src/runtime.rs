@@ -172,7 +172,7 @@ pub enum RuntimeError {
         id: String,
         key: String,
         shape: Vec<usize>,
-        error: OpError,
+        error: Box<OpError>,
     },
     /// The source could not hand out a tensor the observable needs.
     Source { id: String, error: SourceError },
@@ -502,7 +502,7 @@ impl Runtime {
                     id,
                     key: key.to_string(),
                     shape,
-                    error,
+                    error: Box::new(error),
                 });
             }
         }
