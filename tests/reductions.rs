@@ -243,6 +243,17 @@ fn nonfinite_values_are_counted_and_left_out() {
     for ((name, g), w) in names.iter().zip(&got).zip(want) {
         assert_values(name, g, w);
     }
+    // Alone, l2 / rms / nonfinite take the light sum-of-squares path; same answers.
+    // numpy: np.linalg.norm(f) = sqrt(1 + 4 + 0 + 12.25), np.sqrt(np.mean(f * f)).
+    for (name, want) in [
+        ("l2", 17.25f64.sqrt()),
+        ("rms", 2.0766559657295187),
+        ("nonfinite", 3.0),
+        ("count", 7.0),
+    ] {
+        let got = ops::reduce(&t, &[plan(&[], name)]).remove(0).unwrap();
+        assert_values(&format!("{name} alone"), &got, &[want]);
+    }
     let rank = ops::reduce(&tensor(&b[..6], &[2, 3]), &[plan(&[], "stable_rank")]);
     assert_eq!(
         rank[0],

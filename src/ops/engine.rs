@@ -6,7 +6,7 @@
 //! (quantiles, auto-range histograms, ranks, `center`, `per_column`) are computed after the
 //! pass from the values, which are then kept once for all of them.
 
-use super::reductions::{self, ChannelAcc, HistogramAcc, SparsityAcc};
+use super::reductions::{self, ChannelAcc, HistogramAcc, SparsityAcc, SumSqAcc};
 use super::transforms::{self, Elementwise};
 use super::OpError;
 use crate::registry::{Plan, Reduction, Transform};
@@ -30,13 +30,39 @@ enum Task {
     Held(Plan),
 }
 
+/// The moment-type accumulators of a stream, one per group: full `Moments`, or only the sum
+/// of squares when every moment reduction on the stream is light.
+#[derive(Debug)]
+enum MomentAcc {
+    Full(Vec<Moments>),
+    Light(Vec<SumSqAcc>),
+}
+
+impl MomentAcc {
+    fn feed(&mut self, group: usize, values: &[f64]) {
+        match self {
+            MomentAcc::Full(m) => m[group].push_slice(values),
+            MomentAcc::Light(m) => m[group].feed(values),
+        }
+    }
+
+    fn value(&self, group: usize, r: &Reduction) -> Option<f64> {
+        match self {
+            MomentAcc::Full(m) => reductions::from_stats(r, &m[group].finish()).flatten(),
+            MomentAcc::Light(m) => m[group].value(r).flatten(),
+        }
+    }
+}
+
 /// The accumulators behind one element-wise transform chain.
 #[derive(Debug)]
 struct Stream {
     chain: Vec<Elementwise>,
     /// For `per_row`: the length of a row and the number of rows.
     rows: Option<(usize, usize)>,
-    moments: Option<Vec<Moments>>,
+    /// The moment-type reductions on this stream, and their accumulators once feeding starts.
+    moment_kinds: Vec<Reduction>,
+    moments: Option<MomentAcc>,
     sparsity: Vec<Vec<SparsityAcc>>,
     histograms: Vec<HistogramAcc>,
     channel: Option<ChannelAcc>,
@@ -49,6 +75,7 @@ impl Stream {
         Stream {
             chain,
             rows,
+            moment_kinds: Vec::new(),
             moments: None,
             sparsity: Vec::new(),
             histograms: Vec::new(),
@@ -62,7 +89,21 @@ impl Stream {
         self.rows.map_or(1, |(_, n)| n)
     }
 
+    /// Choose the moment accumulators, once, after every plan is registered.
+    fn ready(&mut self) {
+        if self.moments.is_some() || self.moment_kinds.is_empty() {
+            return;
+        }
+        let groups = self.groups();
+        self.moments = Some(if self.moment_kinds.iter().all(reductions::is_light) {
+            MomentAcc::Light(vec![SumSqAcc::default(); groups])
+        } else {
+            MomentAcc::Full(vec![Moments::new(); groups])
+        });
+    }
+
     fn feed(&mut self, chunk: &[f64]) {
+        self.ready();
         let values: &[f64] = if self.chain.is_empty() {
             chunk
         } else {
@@ -74,7 +115,7 @@ impl Stream {
         match self.rows {
             None => {
                 if let Some(m) = &mut self.moments {
-                    m[0].push_slice(values);
+                    m.feed(0, values);
                 }
                 self.sparsity.iter_mut().for_each(|s| s[0].feed(values));
                 self.histograms.iter_mut().for_each(|h| h.feed(values));
@@ -89,7 +130,7 @@ impl Stream {
                     let (row, offset) = (pos / len, pos % len);
                     let (piece, tail) = rest.split_at((len - offset).min(rest.len()));
                     if let Some(m) = &mut self.moments {
-                        m[row].push_slice(piece);
+                        m.feed(row, piece);
                     }
                     self.sparsity.iter_mut().for_each(|s| s[row].feed(piece));
                     pos += piece.len();
@@ -102,12 +143,10 @@ impl Stream {
     }
 
     fn moment(&self, r: &Reduction) -> Value {
-        let per_group: Vec<Option<f64>> = self
-            .moments
-            .iter()
-            .flatten()
-            .map(|m| reductions::from_stats(r, &m.finish()).flatten())
-            .collect();
+        let per_group: Vec<Option<f64>> = match &self.moments {
+            Some(m) => (0..self.groups()).map(|g| m.value(g, r)).collect(),
+            None => Vec::new(),
+        };
         self.shape_value(per_group)
     }
 
@@ -229,8 +268,7 @@ impl Batch {
                 Task::Channel { stream }
             }
             r => {
-                s.moments
-                    .get_or_insert_with(|| vec![Moments::new(); groups]);
+                s.moment_kinds.push(r.clone());
                 Task::Moment {
                     stream,
                     reduction: r.clone(),
@@ -262,6 +300,7 @@ impl Batch {
 
     /// The value of every registered plan, in the order they were added.
     pub fn finish(mut self) -> Vec<Result<Value, OpError>> {
+        self.streams.iter_mut().for_each(Stream::ready);
         let shape = self.check_shape();
         let kept = self.kept.take().unwrap_or_default();
         let mut held: Vec<(Vec<Transform>, transforms::Shaped)> = Vec::new();

@@ -93,6 +93,86 @@ pub fn op_name(r: &Reduction) -> &'static str {
     }
 }
 
+/// Whether a moment-type reduction needs only [`SumSqAcc`] (the common global-norm case).
+pub fn is_light(r: &Reduction) -> bool {
+    matches!(
+        r,
+        Reduction::L2 | Reduction::Rms | Reduction::Count | Reduction::Nonfinite
+    )
+}
+
+const SQ_LANES: usize = 8;
+
+/// The sum of squares of the finite values and the counts: all that `l2`, `rms`, `count`
+/// and `nonfinite` need, at a fraction of the cost of full [`crate::stats::Moments`].
+#[derive(Debug, Clone, Default)]
+pub struct SumSqAcc {
+    seen: u64,
+    finite: u64,
+    sum_sq: f64,
+}
+
+#[inline(always)]
+fn sum_sq_lanes(values: &[f64]) -> ([f64; SQ_LANES], [f64; SQ_LANES]) {
+    let (mut sq, mut finite) = ([0.0; SQ_LANES], [0.0; SQ_LANES]);
+    let blocks = values.chunks_exact(SQ_LANES);
+    let tail = blocks.remainder();
+    let mut push = |lane: usize, x: f64| {
+        let ok = x.abs() < f64::INFINITY;
+        let v = if ok { x } else { 0.0 };
+        sq[lane] += v * v;
+        finite[lane] += if ok { 1.0 } else { 0.0 };
+    };
+    for block in blocks {
+        for (lane, &x) in block.iter().enumerate() {
+            push(lane, x);
+        }
+    }
+    for (lane, &x) in tail.iter().enumerate() {
+        push(lane, x);
+    }
+    (sq, finite)
+}
+
+/// [`sum_sq_lanes`] compiled for AVX2.
+///
+/// # Safety
+/// The caller must have checked that the CPU supports AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn sum_sq_lanes_avx2(values: &[f64]) -> ([f64; SQ_LANES], [f64; SQ_LANES]) {
+    sum_sq_lanes(values)
+}
+
+impl SumSqAcc {
+    pub fn feed(&mut self, values: &[f64]) {
+        #[cfg(target_arch = "x86_64")]
+        let (sq, finite) = if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: AVX2 was detected just above.
+            unsafe { sum_sq_lanes_avx2(values) }
+        } else {
+            sum_sq_lanes(values)
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let (sq, finite) = sum_sq_lanes(values);
+        self.seen += values.len() as u64;
+        self.finite += finite.iter().sum::<f64>() as u64;
+        self.sum_sq += sq.iter().sum::<f64>();
+    }
+
+    /// The value of a light reduction (see [`is_light`]); `None` for any other.
+    pub fn value(&self, r: &Reduction) -> Option<Option<f64>> {
+        let some = |v: f64| (self.finite > 0).then_some(v);
+        Some(match r {
+            Reduction::Count => Some(self.seen as f64),
+            Reduction::Nonfinite => Some((self.seen - self.finite) as f64),
+            Reduction::L2 => some(self.sum_sq.sqrt()),
+            Reduction::Rms => some((self.sum_sq / self.finite as f64).sqrt()),
+            _ => return None,
+        })
+    }
+}
+
 /// Counts `|x| <= eps` over every element.
 #[derive(Debug, Clone)]
 pub struct SparsityAcc {
