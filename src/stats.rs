@@ -140,16 +140,19 @@ impl Lanes {
     /// Every value of a slice, a block of [`LANES`] at a time, then the tail.
     #[inline(always)]
     fn push_all<T: Copy + Into<f64>>(&mut self, values: &[T], shift: f64) {
+        // Work on a local copy so the accumulators can live in registers.
+        let mut l = *self;
         let blocks = values.chunks_exact(LANES);
         let tail = blocks.remainder();
         for block in blocks {
             for (lane, &x) in block.iter().enumerate() {
-                self.push(lane, x.into(), shift);
+                l.push(lane, x.into(), shift);
             }
         }
         for (lane, &x) in tail.iter().enumerate() {
-            self.push(lane, x.into(), shift);
+            l.push(lane, x.into(), shift);
         }
+        *self = l;
     }
 }
 
