@@ -451,12 +451,12 @@ impl Runtime {
         let feeding: Vec<usize> = (0..across.len())
             .filter(|&j| !across[j].failed && across[j].keys.iter().any(|k| k == key))
             .collect();
-        tensor.data.for_each_chunk(&mut |chunk| {
+        crate::ops::for_each_native_chunk(&tensor.data, &mut |chunk| {
             if !slots.is_empty() {
-                batch.feed(chunk);
+                batch.feed_chunk(chunk);
             }
             for &j in &feeding {
-                across[j].batch.feed(chunk);
+                across[j].batch.feed_chunk(chunk);
             }
         });
         for ((i, _), result) in slots.iter().zip(batch.finish()) {

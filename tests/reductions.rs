@@ -327,3 +327,39 @@ fn shape_errors_say_what_they_needed() {
         );
     }
 }
+
+#[test]
+fn stored_f32_fed_directly_equals_converted_f64() {
+    // More than one native chunk of f32, with a NaN and an inf: the direct f32 path must give
+    // what the same values converted to f64 first give.
+    let mut v: Vec<f32> = (0..200_003)
+        .map(|i| ((i * 7919) % 1000) as f32 / 250.0 - 2.0)
+        .collect();
+    v[17] = f32::NAN;
+    v[100_000] = f32::INFINITY;
+    let as_f32 = TypedTensor::from_f32("w", v.clone(), vec![v.len()]).unwrap();
+    let as_f64 = tensor(&as_f32.data.to_f64(), &[v.len()]);
+    let names = [
+        "l2",
+        "mean",
+        "std",
+        "min",
+        "max",
+        "l1",
+        "absmax",
+        "zero_fraction",
+        "nan",
+    ];
+    for group in [&names[..1], &names[..]] {
+        let plans: Vec<_> = group.iter().map(|r| plan(&[], r)).collect();
+        let a = ops::reduce(&as_f32, &plans);
+        let b = ops::reduce(&as_f64, &plans);
+        for ((name, x), y) in group.iter().zip(a).zip(b) {
+            let (x, y) = (
+                x.unwrap().as_scalar().unwrap(),
+                y.unwrap().as_scalar().unwrap(),
+            );
+            assert!(close(x, y), "{name}: f32 path {x}, f64 path {y}");
+        }
+    }
+}

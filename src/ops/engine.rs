@@ -8,7 +8,7 @@
 
 use super::reductions::{self, ChannelAcc, HistogramAcc, SparsityAcc, SumSqAcc};
 use super::transforms::{self, Elementwise};
-use super::OpError;
+use super::{Chunk, OpError};
 use crate::registry::{Plan, Reduction, Transform};
 use crate::stats::Moments;
 use crate::value::Value;
@@ -39,7 +39,7 @@ enum MomentAcc {
 }
 
 impl MomentAcc {
-    fn feed(&mut self, group: usize, values: &[f64]) {
+    fn feed<T: Copy + Into<f64>>(&mut self, group: usize, values: &[T]) {
         match self {
             MomentAcc::Full(m) => m[group].push_slice(values),
             MomentAcc::Light(m) => m[group].feed(values),
@@ -68,6 +68,8 @@ struct Stream {
     channel: Option<ChannelAcc>,
     pos: usize,
     scratch: Vec<f64>,
+    /// Values converted to f64, when a stream cannot take the stored type directly.
+    converted: Vec<f64>,
 }
 
 impl Stream {
@@ -82,6 +84,7 @@ impl Stream {
             channel: None,
             pos: 0,
             scratch: Vec::new(),
+            converted: Vec::new(),
         }
     }
 
@@ -100,6 +103,29 @@ impl Stream {
         } else {
             MomentAcc::Full(vec![Moments::new(); groups])
         });
+    }
+
+    /// Feed values in their stored type: straight into the moment accumulators when nothing
+    /// else on the stream needs them, else converted to f64 once.
+    fn feed_typed<T: Copy + Into<f64>>(&mut self, chunk: &[T]) {
+        self.ready();
+        let direct = self.chain.is_empty()
+            && self.rows.is_none()
+            && self.sparsity.is_empty()
+            && self.histograms.is_empty()
+            && self.channel.is_none();
+        if direct {
+            if let Some(m) = &mut self.moments {
+                m.feed(0, chunk);
+            }
+            self.pos += chunk.len();
+            return;
+        }
+        let mut buf = std::mem::take(&mut self.converted);
+        buf.clear();
+        buf.extend(chunk.iter().map(|&x| x.into()));
+        self.feed(&buf);
+        self.converted = buf;
     }
 
     fn feed(&mut self, chunk: &[f64]) {
@@ -291,10 +317,22 @@ impl Batch {
 
     /// Feed the next values, in order.
     pub fn feed(&mut self, chunk: &[f64]) {
-        if let Some(kept) = &mut self.kept {
-            kept.extend_from_slice(chunk);
+        self.feed_typed(chunk);
+    }
+
+    /// Feed the next values in their stored type (see [`super::for_each_native_chunk`]).
+    pub fn feed_chunk(&mut self, chunk: Chunk<'_>) {
+        match chunk {
+            Chunk::F32(c) => self.feed_typed(c),
+            Chunk::F64(c) => self.feed_typed(c),
         }
-        self.streams.iter_mut().for_each(|s| s.feed(chunk));
+    }
+
+    fn feed_typed<T: Copy + Into<f64>>(&mut self, chunk: &[T]) {
+        if let Some(kept) = &mut self.kept {
+            kept.extend(chunk.iter().map(|&x| x.into()));
+        }
+        self.streams.iter_mut().for_each(|s| s.feed_typed(chunk));
         self.fed += chunk.len();
     }
 

@@ -7,7 +7,7 @@ pub mod transforms;
 pub use engine::Batch;
 
 use crate::registry::Plan;
-use crate::tensor::TypedTensor;
+use crate::tensor::{TensorData, TypedTensor};
 use crate::value::Value;
 use std::fmt;
 
@@ -35,12 +35,32 @@ impl fmt::Display for OpError {
 
 impl std::error::Error for OpError {}
 
+/// A run of values in the type they are stored in (f32 and f64 are not converted first).
+#[derive(Debug, Clone, Copy)]
+pub enum Chunk<'a> {
+    F32(&'a [f32]),
+    F64(&'a [f64]),
+}
+
+/// Elements per native chunk.
+const NATIVE_CHUNK: usize = crate::tensor::typed::CHUNK * 16;
+
+/// Hand every value of a tensor to `f`, in order, f32 and f64 as they are stored and every
+/// other dtype converted to f64 by [`crate::TensorData::for_each_chunk`].
+pub fn for_each_native_chunk(data: &TensorData, f: &mut dyn FnMut(Chunk<'_>)) {
+    match data {
+        TensorData::F32(v) => v.chunks(NATIVE_CHUNK).for_each(|c| f(Chunk::F32(c))),
+        TensorData::F64(v) => v.chunks(NATIVE_CHUNK).for_each(|c| f(Chunk::F64(c))),
+        other => other.for_each_chunk(&mut |c| f(Chunk::F64(c))),
+    }
+}
+
 /// Run every plan over one tensor, all in one pass over its values; one result per plan.
 pub fn reduce(tensor: &TypedTensor, plans: &[Plan]) -> Vec<Result<Value, OpError>> {
     let mut batch = Batch::new(&tensor.shape);
     for plan in plans {
         batch.add(plan);
     }
-    tensor.data.for_each_chunk(&mut |chunk| batch.feed(chunk));
+    for_each_native_chunk(&tensor.data, &mut |chunk| batch.feed_chunk(chunk));
     batch.finish()
 }

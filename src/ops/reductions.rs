@@ -113,11 +113,12 @@ pub struct SumSqAcc {
 }
 
 #[inline(always)]
-fn sum_sq_lanes(values: &[f64]) -> ([f64; SQ_LANES], [f64; SQ_LANES]) {
+fn sum_sq_lanes<T: Copy + Into<f64>>(values: &[T]) -> ([f64; SQ_LANES], [f64; SQ_LANES]) {
     let (mut sq, mut finite) = ([0.0; SQ_LANES], [0.0; SQ_LANES]);
     let blocks = values.chunks_exact(SQ_LANES);
     let tail = blocks.remainder();
-    let mut push = |lane: usize, x: f64| {
+    let mut push = |lane: usize, x: T| {
+        let x: f64 = x.into();
         let ok = x.abs() < f64::INFINITY;
         let v = if ok { x } else { 0.0 };
         sq[lane] += v * v;
@@ -140,12 +141,14 @@ fn sum_sq_lanes(values: &[f64]) -> ([f64; SQ_LANES], [f64; SQ_LANES]) {
 /// The caller must have checked that the CPU supports AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn sum_sq_lanes_avx2(values: &[f64]) -> ([f64; SQ_LANES], [f64; SQ_LANES]) {
+unsafe fn sum_sq_lanes_avx2<T: Copy + Into<f64>>(
+    values: &[T],
+) -> ([f64; SQ_LANES], [f64; SQ_LANES]) {
     sum_sq_lanes(values)
 }
 
 impl SumSqAcc {
-    pub fn feed(&mut self, values: &[f64]) {
+    pub fn feed<T: Copy + Into<f64>>(&mut self, values: &[T]) {
         #[cfg(target_arch = "x86_64")]
         let (sq, finite) = if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: AVX2 was detected just above.
