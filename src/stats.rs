@@ -137,6 +137,67 @@ impl Lanes {
         self.nan[lane] += if is_nan { 1.0 } else { 0.0 };
     }
 
+    /// One value into one lane, assuming it is finite (see [`Lanes::push_all_plain`]).
+    #[inline(always)]
+    fn push_plain(&mut self, lane: usize, x: f64, shift: f64) {
+        let d = x - shift;
+        self.sum[lane] += x;
+        self.shifted[lane] += d;
+        self.sq_shifted[lane] += d * d;
+        self.abs[lane] += x.abs();
+        self.sq[lane] += x * x;
+        self.min[lane] = if x < self.min[lane] {
+            x
+        } else {
+            self.min[lane]
+        };
+        self.max[lane] = if x > self.max[lane] {
+            x
+        } else {
+            self.max[lane]
+        };
+        self.finite[lane] += 1.0;
+        self.zeros[lane] += if x == 0.0 { 1.0 } else { 0.0 };
+    }
+
+    /// Whether every sum is finite: then no value was NaN or infinite, and the plain
+    /// pass is exact (a non-finite value always makes `sq` non-finite).
+    fn sums_finite(&self) -> bool {
+        let all = |v: &[f64; LANES]| v.iter().all(|x| x.is_finite());
+        all(&self.sum) && all(&self.shifted) && all(&self.sq_shifted) && all(&self.sq)
+    }
+
+    /// Like [`Lanes::push_all`] but without the per-value finiteness masks; the caller
+    /// checks [`Lanes::sums_finite`] afterwards and redoes the slice masked if not.
+    #[inline(always)]
+    fn push_all_plain<T: Copy + Into<f64>>(&mut self, values: &[T], shift: f64) {
+        let mut l = *self;
+        let blocks = values.chunks_exact(LANES);
+        let tail = blocks.remainder();
+        for block in blocks {
+            for (lane, &x) in block.iter().enumerate() {
+                l.push_plain(lane, x.into(), shift);
+            }
+        }
+        for (lane, &x) in tail.iter().enumerate() {
+            l.push_plain(lane, x.into(), shift);
+        }
+        *self = l;
+    }
+
+    /// Every value of a slice: the plain pass, and the masked one only when a value was
+    /// not finite.
+    #[inline(always)]
+    fn push_any<T: Copy + Into<f64>>(&mut self, values: &[T], shift: f64) {
+        let mut plain = Lanes::new();
+        plain.push_all_plain(values, shift);
+        if plain.sums_finite() {
+            *self = plain;
+        } else {
+            self.push_all(values, shift);
+        }
+    }
+
     /// Every value of a slice, a block of [`LANES`] at a time, then the tail.
     #[inline(always)]
     fn push_all<T: Copy + Into<f64>>(&mut self, values: &[T], shift: f64) {
@@ -163,7 +224,7 @@ impl Lanes {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn push_all_avx2<T: Copy + Into<f64>>(lanes: &mut Lanes, values: &[T], shift: f64) {
-    lanes.push_all(values, shift)
+    lanes.push_any(values, shift)
 }
 
 impl Moments {
@@ -195,11 +256,11 @@ impl Moments {
                 // SAFETY: AVX2 was detected just above.
                 unsafe { push_all_avx2(&mut lanes, values, shift) };
             } else {
-                lanes.push_all(values, shift);
+                lanes.push_any(values, shift);
             }
         }
         #[cfg(not(target_arch = "x86_64"))]
-        lanes.push_all(values, shift);
+        lanes.push_any(values, shift);
         self.absorb(&lanes, values.len() as u64);
     }
 

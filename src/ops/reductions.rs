@@ -147,8 +147,59 @@ unsafe fn sum_sq_lanes_avx2<T: Copy + Into<f64>>(
     sum_sq_lanes(values)
 }
 
+/// Sum of squares per lane, assuming every value is finite.
+#[inline(always)]
+fn sum_sq_plain<T: Copy + Into<f64>>(values: &[T]) -> [f64; SQ_LANES] {
+    let mut sq = [0.0; SQ_LANES];
+    let blocks = values.chunks_exact(SQ_LANES);
+    let tail = blocks.remainder();
+    for block in blocks {
+        for (lane, &x) in block.iter().enumerate() {
+            let x: f64 = x.into();
+            sq[lane] += x * x;
+        }
+    }
+    for (lane, &x) in tail.iter().enumerate() {
+        let x: f64 = x.into();
+        sq[lane] += x * x;
+    }
+    sq
+}
+
+/// [`sum_sq_plain`] compiled for AVX2.
+///
+/// # Safety
+/// The caller must have checked that the CPU supports AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn sum_sq_plain_avx2<T: Copy + Into<f64>>(values: &[T]) -> [f64; SQ_LANES] {
+    sum_sq_plain(values)
+}
+
 impl SumSqAcc {
+    /// Add values: a plain sum of squares first; only when it is not finite (a value was NaN
+    /// or infinite, or the squares overflowed) the slice is summed again with masks.
     pub fn feed<T: Copy + Into<f64>>(&mut self, values: &[T]) {
+        #[cfg(target_arch = "x86_64")]
+        let sq = if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: AVX2 was detected just above.
+            unsafe { sum_sq_plain_avx2(values) }
+        } else {
+            sum_sq_plain(values)
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let sq = sum_sq_plain(values);
+        let total: f64 = sq.iter().sum();
+        if total.is_finite() {
+            self.seen += values.len() as u64;
+            self.finite += values.len() as u64;
+            self.sum_sq += total;
+            return;
+        }
+        self.feed_masked(values);
+    }
+
+    fn feed_masked<T: Copy + Into<f64>>(&mut self, values: &[T]) {
         #[cfg(target_arch = "x86_64")]
         let (sq, finite) = if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: AVX2 was detected just above.
