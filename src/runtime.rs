@@ -451,7 +451,11 @@ impl Runtime {
         let feeding: Vec<usize> = (0..across.len())
             .filter(|&j| !across[j].failed && across[j].keys.iter().any(|k| k == key))
             .collect();
-        crate::ops::for_each_native_chunk(&tensor.data, &mut |chunk| {
+        let len = feeding
+            .iter()
+            .map(|&j| across[j].batch.chunk_len())
+            .fold(batch.chunk_len(), usize::min);
+        crate::ops::for_each_native_chunk(&tensor.data, len, &mut |chunk| {
             if !slots.is_empty() {
                 batch.feed_chunk(chunk);
             }

@@ -302,6 +302,37 @@ impl Moments {
         self.max = lanes.max.iter().fold(self.max, |a, &b| a.max(b));
     }
 
+    /// Fold in another accumulator's values, as if they had been pushed after this one's
+    /// (for splitting one tensor across threads; the other's shift is moved onto ours).
+    pub fn merge(&mut self, other: &Moments) {
+        self.count += other.count;
+        self.nan += other.nan;
+        self.nonfinite += other.nonfinite;
+        self.zeros += other.zeros;
+        self.sum += other.sum;
+        self.sum_abs += other.sum_abs;
+        self.sum_sq += other.sum_sq;
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
+        match (self.shift, other.shift) {
+            (_, None) => {}
+            (None, Some(_)) => {
+                self.shift = other.shift;
+                self.sum_shifted = other.sum_shifted;
+                self.sum_sq_shifted = other.sum_sq_shifted;
+            }
+            (Some(mine), Some(theirs)) => {
+                // Their deviations d = x - theirs are d + delta around ours.
+                let delta = theirs - mine;
+                let n = other.finite as f64;
+                self.sum_sq_shifted +=
+                    other.sum_sq_shifted + 2.0 * delta * other.sum_shifted + n * delta * delta;
+                self.sum_shifted += other.sum_shifted + n * delta;
+            }
+        }
+        self.finite += other.finite;
+    }
+
     /// The statistics of everything pushed so far.
     pub fn finish(&self) -> Stats {
         let n = self.finite as f64;
@@ -364,6 +395,30 @@ mod tests {
         let v: Vec<f64> = (0..1000).map(|i| 1e9 + (i % 2) as f64).collect();
         let s = stats_of(&v);
         assert!((s.std.unwrap() - 0.5).abs() < 1e-9, "std {:?}", s.std);
+    }
+
+    #[test]
+    fn merging_accumulators_equals_one_push() {
+        let v: Vec<f64> = (0..3001)
+            .map(|i| ((i * 37) % 101) as f64 * 0.5 + 3.0)
+            .collect();
+        let mut parts = [Moments::new(), Moments::new(), Moments::new()];
+        parts[0].push_slice(&[f64::NAN]);
+        parts[1].push_slice(&v[..1200]);
+        parts[2].push_slice(&v[1200..]);
+        let mut m = Moments::new();
+        parts.iter().for_each(|p| m.merge(p));
+        let mut whole = vec![f64::NAN];
+        whole.extend(&v);
+        let (a, b) = (m.finish(), stats_of(&whole));
+        assert_eq!(
+            (a.count, a.nan, a.min, a.max),
+            (b.count, b.nan, b.min, b.max)
+        );
+        for (x, y) in [(a.mean, b.mean), (a.std, b.std), (a.l1, b.l1), (a.l2, b.l2)] {
+            let (x, y) = (x.unwrap(), y.unwrap());
+            assert!((x - y).abs() <= 1e-12 * y.abs().max(1.0), "{x} vs {y}");
+        }
     }
 
     #[test]

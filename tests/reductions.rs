@@ -329,16 +329,18 @@ fn shape_errors_say_what_they_needed() {
 }
 
 #[test]
-fn stored_f32_fed_directly_equals_converted_f64() {
-    // More than one native chunk of f32, with a NaN and an inf: the direct f32 path must give
-    // what the same values converted to f64 first give.
-    let mut v: Vec<f32> = (0..200_003)
+fn stored_f32_fed_directly_equals_one_sequential_pass() {
+    // Long enough to be split across threads (2^21 elements or more), with a NaN and an inf
+    // in different parts: the direct (and parallel) f32 path must give what one sequential
+    // `stats_of` over the values converted to f64 gives.
+    let n = (1 << 21) + 12_345;
+    let mut v: Vec<f32> = (0..n)
         .map(|i| ((i * 7919) % 1000) as f32 / 250.0 - 2.0)
         .collect();
     v[17] = f32::NAN;
-    v[100_000] = f32::INFINITY;
-    let as_f32 = TypedTensor::from_f32("w", v.clone(), vec![v.len()]).unwrap();
-    let as_f64 = tensor(&as_f32.data.to_f64(), &[v.len()]);
+    v[n - 100] = f32::INFINITY;
+    let t = TypedTensor::from_f32("w", v.clone(), vec![n]).unwrap();
+    let want = somatize::stats::stats_of(&t.data.to_f64());
     let names = [
         "l2",
         "mean",
@@ -350,16 +352,23 @@ fn stored_f32_fed_directly_equals_converted_f64() {
         "zero_fraction",
         "nan",
     ];
+    let wanted = [
+        want.l2,
+        want.mean,
+        want.std,
+        want.min,
+        want.max,
+        want.l1,
+        want.absmax,
+        want.zero_fraction,
+        Some(want.nan as f64),
+    ];
     for group in [&names[..1], &names[..]] {
         let plans: Vec<_> = group.iter().map(|r| plan(&[], r)).collect();
-        let a = ops::reduce(&as_f32, &plans);
-        let b = ops::reduce(&as_f64, &plans);
-        for ((name, x), y) in group.iter().zip(a).zip(b) {
-            let (x, y) = (
-                x.unwrap().as_scalar().unwrap(),
-                y.unwrap().as_scalar().unwrap(),
-            );
-            assert!(close(x, y), "{name}: f32 path {x}, f64 path {y}");
+        let got = ops::reduce(&t, &plans);
+        for ((name, g), w) in group.iter().zip(got).zip(wanted) {
+            let (g, w) = (g.unwrap().as_scalar().unwrap(), w.unwrap());
+            assert!(close(g, w), "{name}: direct path {g}, sequential {w}");
         }
     }
 }

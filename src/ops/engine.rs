@@ -38,11 +38,107 @@ enum MomentAcc {
     Light(Vec<SumSqAcc>),
 }
 
+/// Slices at least this long are split across threads (natively).
+const PARALLEL_MIN: usize = 1 << 21;
+
+/// How many threads a long slice is split across: the machine's cores (at most 8) natively,
+/// one in wasm.
+fn parts() -> usize {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+    }
+    #[cfg(target_arch = "wasm32")]
+    {
+        1
+    }
+}
+
+/// Accumulate a slice with `fresh`/`push`, split into parts on threads when it is long,
+/// folding the parts back in order with `merge`.
+fn split_accumulate<T, A>(
+    values: &[T],
+    fresh: impl Fn() -> A + Sync,
+    push: impl Fn(&mut A, &[T]) + Sync,
+    mut merge: impl FnMut(&A),
+) where
+    T: Copy + Sync,
+    A: Send,
+{
+    let n = parts();
+    let partials = if n < 2 || values.len() < PARALLEL_MIN {
+        let mut a = fresh();
+        push(&mut a, values);
+        vec![a]
+    } else {
+        on_threads(values, values.len().div_ceil(n), &fresh, &push)
+    };
+    partials.iter().for_each(&mut merge);
+}
+
+/// One accumulator per part of `len` values, each filled on its own thread, in order.
+#[cfg(not(target_arch = "wasm32"))]
+fn on_threads<T, A>(
+    values: &[T],
+    len: usize,
+    fresh: &(impl Fn() -> A + Sync),
+    push: &(impl Fn(&mut A, &[T]) + Sync),
+) -> Vec<A>
+where
+    T: Copy + Sync,
+    A: Send,
+{
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = values
+            .chunks(len.max(1))
+            .map(|part| {
+                scope.spawn(move || {
+                    let mut a = fresh();
+                    push(&mut a, part);
+                    a
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    })
+}
+
+/// Without threads (wasm): the parts one after another.
+#[cfg(target_arch = "wasm32")]
+fn on_threads<T, A>(
+    values: &[T],
+    len: usize,
+    fresh: &(impl Fn() -> A + Sync),
+    push: &(impl Fn(&mut A, &[T]) + Sync),
+) -> Vec<A>
+where
+    T: Copy + Sync,
+    A: Send,
+{
+    values
+        .chunks(len.max(1))
+        .map(|part| {
+            let mut a = fresh();
+            push(&mut a, part);
+            a
+        })
+        .collect()
+}
+
 impl MomentAcc {
-    fn feed<T: Copy + Into<f64>>(&mut self, group: usize, values: &[T]) {
+    fn feed<T: Copy + Into<f64> + Sync>(&mut self, group: usize, values: &[T]) {
         match self {
-            MomentAcc::Full(m) => m[group].push_slice(values),
-            MomentAcc::Light(m) => m[group].feed(values),
+            MomentAcc::Full(m) => {
+                let m = &mut m[group];
+                split_accumulate(values, Moments::new, |a, v| a.push_slice(v), |p| m.merge(p));
+            }
+            MomentAcc::Light(m) => {
+                let m = &mut m[group];
+                split_accumulate(values, SumSqAcc::default, |a, v| a.feed(v), |p| m.merge(p));
+            }
         }
     }
 
@@ -107,14 +203,18 @@ impl Stream {
 
     /// Feed values in their stored type: straight into the moment accumulators when nothing
     /// else on the stream needs them, else converted to f64 once.
-    fn feed_typed<T: Copy + Into<f64>>(&mut self, chunk: &[T]) {
-        self.ready();
-        let direct = self.chain.is_empty()
+    /// Whether values go straight into the moment accumulators in their stored type.
+    fn direct(&self) -> bool {
+        self.chain.is_empty()
             && self.rows.is_none()
             && self.sparsity.is_empty()
             && self.histograms.is_empty()
-            && self.channel.is_none();
-        if direct {
+            && self.channel.is_none()
+    }
+
+    fn feed_typed<T: Copy + Into<f64> + Sync>(&mut self, chunk: &[T]) {
+        self.ready();
+        if self.direct() {
             if let Some(m) = &mut self.moments {
                 m.feed(0, chunk);
             }
@@ -328,7 +428,18 @@ impl Batch {
         }
     }
 
-    fn feed_typed<T: Copy + Into<f64>>(&mut self, chunk: &[T]) {
+    /// How long the chunks fed to this batch may be: a whole tensor at once when every
+    /// stream takes values directly (so long tensors can be split across threads), else
+    /// chunks that stay in cache while converted.
+    pub fn chunk_len(&self) -> usize {
+        if self.kept.is_none() && self.streams.iter().all(Stream::direct) {
+            usize::MAX
+        } else {
+            super::NATIVE_CHUNK
+        }
+    }
+
+    fn feed_typed<T: Copy + Into<f64> + Sync>(&mut self, chunk: &[T]) {
         if let Some(kept) = &mut self.kept {
             kept.extend(chunk.iter().map(|&x| x.into()));
         }

@@ -42,15 +42,17 @@ pub enum Chunk<'a> {
     F64(&'a [f64]),
 }
 
-/// Elements per native chunk.
-const NATIVE_CHUNK: usize = crate::tensor::typed::CHUNK * 16;
+/// Elements per native chunk, when values have to be converted on the way.
+pub const NATIVE_CHUNK: usize = crate::tensor::typed::CHUNK * 16;
 
 /// Hand every value of a tensor to `f`, in order, f32 and f64 as they are stored and every
 /// other dtype converted to f64 by [`crate::TensorData::for_each_chunk`].
-pub fn for_each_native_chunk(data: &TensorData, f: &mut dyn FnMut(Chunk<'_>)) {
+/// Native chunks are at most `chunk_len` long (see [`Batch::chunk_len`]).
+pub fn for_each_native_chunk(data: &TensorData, chunk_len: usize, f: &mut dyn FnMut(Chunk<'_>)) {
+    let len = chunk_len.max(1);
     match data {
-        TensorData::F32(v) => v.chunks(NATIVE_CHUNK).for_each(|c| f(Chunk::F32(c))),
-        TensorData::F64(v) => v.chunks(NATIVE_CHUNK).for_each(|c| f(Chunk::F64(c))),
+        TensorData::F32(v) => v.chunks(len).for_each(|c| f(Chunk::F32(c))),
+        TensorData::F64(v) => v.chunks(len).for_each(|c| f(Chunk::F64(c))),
         other => other.for_each_chunk(&mut |c| f(Chunk::F64(c))),
     }
 }
@@ -61,6 +63,7 @@ pub fn reduce(tensor: &TypedTensor, plans: &[Plan]) -> Vec<Result<Value, OpError
     for plan in plans {
         batch.add(plan);
     }
-    for_each_native_chunk(&tensor.data, &mut |chunk| batch.feed_chunk(chunk));
+    let len = batch.chunk_len();
+    for_each_native_chunk(&tensor.data, len, &mut |chunk| batch.feed_chunk(chunk));
     batch.finish()
 }

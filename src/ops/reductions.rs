@@ -177,6 +177,13 @@ unsafe fn sum_sq_plain_avx2<T: Copy + Into<f64>>(values: &[T]) -> [f64; SQ_LANES
 }
 
 impl SumSqAcc {
+    /// Fold in another accumulator's values.
+    pub fn merge(&mut self, other: &SumSqAcc) {
+        self.seen += other.seen;
+        self.finite += other.finite;
+        self.sum_sq += other.sum_sq;
+    }
+
     /// Add values: a plain sum of squares first; only when it is not finite (a value was NaN
     /// or infinite, or the squares overflowed) the slice is summed again with masks.
     pub fn feed<T: Copy + Into<f64>>(&mut self, values: &[T]) {
