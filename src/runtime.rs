@@ -4,12 +4,12 @@
 use crate::ops::{Batch, OpError};
 use crate::registry::{self, Plan, RegistryError};
 use crate::sink::{SinkError, ValueSink};
-use crate::source::{select, Selector, SourceError, TensorSource};
+use crate::source::{KeyIndex, Selector, SourceError, TensorSource};
 use crate::spec::{ObservableSpec, SpecError};
 use crate::tensor::TypedTensor;
 use crate::value::Value;
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 
@@ -248,6 +248,7 @@ struct PerKey {
 /// Plans over several tensors reduced as one flat vector.
 struct Across {
     keys: Vec<String>,
+    set: HashSet<String>,
     batch: Batch,
     slots: Vec<(usize, usize)>,
     failed: bool,
@@ -340,12 +341,15 @@ impl Runtime {
         };
         let mut per_key: BTreeMap<String, PerKey> = BTreeMap::new();
         let mut across: Vec<Across> = Vec::new();
+        let index = KeyIndex::new(&keys);
         for i in run {
-            self.plan_one(i, &keys, &mut per_key, &mut across, &mut obs);
+            self.plan_one(i, &index, &mut per_key, &mut across, &mut obs);
         }
+        let in_across: HashSet<String> =
+            across.iter().flat_map(|a| a.set.iter().cloned()).collect();
         for key in &keys {
             let work = per_key.remove(key);
-            let wanted = work.is_some() || across.iter().any(|a| a.keys.contains(key));
+            let wanted = work.is_some() || in_across.contains(key);
             if wanted {
                 self.observe_key(key, work.unwrap_or_default(), source, &mut across, &mut obs);
             }
@@ -363,13 +367,13 @@ impl Runtime {
     fn plan_one(
         &self,
         i: usize,
-        keys: &[String],
+        index: &KeyIndex<'_>,
         per_key: &mut BTreeMap<String, PerKey>,
         across: &mut Vec<Across>,
         obs: &mut Observation,
     ) {
         let o = &self.observables[i];
-        let selected = select(keys, &o.spec.source, &Selector::parse(&o.spec.selector));
+        let selected = index.select(&o.spec.source, &Selector::parse(&o.spec.selector));
         match (selected.as_slice(), &o.compute) {
             ([], _) => obs.skipped.push(Skipped {
                 id: o.id.clone(),
@@ -400,6 +404,7 @@ impl Runtime {
                     Some(p) => &mut across[p],
                     None => {
                         across.push(Across {
+                            set: many.iter().cloned().collect(),
                             keys: many,
                             batch: Batch::flat(),
                             slots: Vec::new(),
@@ -449,7 +454,7 @@ impl Runtime {
         let slots: Vec<(usize, usize)> =
             work.plans.iter().map(|(i, p)| (*i, batch.add(p))).collect();
         let feeding: Vec<usize> = (0..across.len())
-            .filter(|&j| !across[j].failed && across[j].keys.iter().any(|k| k == key))
+            .filter(|&j| !across[j].failed && across[j].set.contains(key))
             .collect();
         let len = feeding
             .iter()

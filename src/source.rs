@@ -8,7 +8,7 @@
 
 use crate::tensor::TypedTensor;
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
 /// Why a source could not hand out a tensor.
@@ -121,6 +121,49 @@ pub fn select<'k>(keys: &'k [String], kind: &str, selector: &Selector) -> Vec<&'
             k_kind == kind && selector.matches(name)
         })
         .collect()
+}
+
+/// Keys indexed by kind and by (kind, name), so that resolving many selectors over many
+/// keys does not scan every key for each one.
+#[derive(Debug, Clone, Default)]
+pub struct KeyIndex<'k> {
+    by_kind: HashMap<&'k str, Vec<&'k str>>,
+    exact: HashMap<(&'k str, &'k str), &'k str>,
+}
+
+impl<'k> KeyIndex<'k> {
+    /// Index keys (their order within a kind is kept).
+    pub fn new(keys: &'k [String]) -> Self {
+        let mut index = KeyIndex::default();
+        for key in keys {
+            let (kind, name) = split_key(key);
+            index.by_kind.entry(kind).or_default().push(key);
+            index.exact.entry((kind, name)).or_insert(key);
+        }
+        index
+    }
+
+    /// The keys of one kind whose names a selector picks, in the source's order.
+    pub fn select(&self, kind: &str, selector: &Selector) -> Vec<&'k str> {
+        match selector {
+            Selector::Exact(name) => self
+                .exact
+                .get(&(kind, name.as_str()))
+                .copied()
+                .into_iter()
+                .collect(),
+            _ => self
+                .by_kind
+                .get(kind)
+                .map(|keys| {
+                    keys.iter()
+                        .copied()
+                        .filter(|k| selector.matches(split_key(k).1))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        }
+    }
 }
 
 /// Tensors handed in live (by a training hook or a caller), held until replaced or cleared.
