@@ -3,15 +3,29 @@
 #[cfg(not(target_arch = "wasm32"))]
 pub mod cli;
 pub mod demo;
+pub mod generate;
 pub mod health;
+pub mod linalg;
+pub mod ops;
+pub mod registry;
+pub mod runtime;
+pub mod sink;
+pub mod source;
 pub mod spec;
 pub mod stats;
+pub mod temporal;
 pub mod tensor;
+pub mod value;
 
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;
 
+pub use generate::{generate, generate_specs, generate_with, GenerateOptions};
+pub use runtime::{Budget, Observable, Observation, OfflineAnalyzer, Pack, Runtime};
+pub use sink::{MemorySink, ValueSink};
 pub use somatize_verdict as verdict;
+pub use source::{HookSource, TensorSource};
 pub use spec::{ObservableSpec, SpecError};
 pub use stats::{Moments, Stats};
 pub use tensor::{DType, TensorData, TypedTensor};
+pub use value::Value;

@@ -103,14 +103,23 @@ fn canonical_op(field: &'static str, text: &str) -> Result<String, SpecError> {
         return Err(bad());
     }
     let name = name.to_ascii_lowercase();
-    let Some(args) = args else { return Ok(name) };
-    let numbers = args
-        .split(',')
+    let numbers = match args {
+        Some(args) => parse_numbers(args).ok_or_else(bad)?,
+        None => match crate::registry::default_args(&name) {
+            Some(defaults) => defaults,
+            None => return Ok(name),
+        },
+    };
+    // `+ 0.0` turns -0 into 0, so the two spellings of zero are one op.
+    let numbers: Vec<String> = numbers.iter().map(|v| format!("{}", v + 0.0)).collect();
+    Ok(format!("{name}({})", numbers.join(",")))
+}
+
+/// The comma-separated finite numbers of an op's argument list.
+fn parse_numbers(args: &str) -> Option<Vec<f64>> {
+    args.split(',')
         .map(|a| a.trim().parse::<f64>().ok().filter(|v| v.is_finite()))
         .collect::<Option<Vec<f64>>>()
-        .ok_or_else(bad)?;
-    let numbers: Vec<String> = numbers.iter().map(|v| format!("{v}")).collect();
-    Ok(format!("{name}({})", numbers.join(",")))
 }
 
 impl ObservableSpec {
@@ -125,6 +134,13 @@ impl ObservableSpec {
             frequency: 1,
             budget_hint: None,
         }
+    }
+
+    /// The canonical spelling of one transform or reduction: trimmed, name lower-cased,
+    /// arguments as shortest round-trip decimals, registry defaults written out
+    /// (`Sparsity` becomes `sparsity(0.000001)`).
+    pub fn canonical_op_text(text: &str) -> Result<String, SpecError> {
+        canonical_op("op", text)
     }
 
     /// Read a spec from JSON; missing optional fields take their defaults.
@@ -167,6 +183,10 @@ impl ObservableSpec {
             selector: self.selector.trim().to_string(),
             transforms,
             reduction: canonical_op("reduction", &self.reduction)?,
+            // -0 and 0 are the same cost.
+            budget_hint: self.budget_hint.as_ref().map(|h| BudgetHint {
+                compute_ms: h.compute_ms + 0.0,
+            }),
             ..self.clone()
         })
     }

@@ -75,7 +75,8 @@ impl Default for Moments {
     }
 }
 
-/// Per-lane partial sums of one block.
+/// Per-lane partial sums of one slice. Counts are kept as f64 lanes (exact below 2^53 per
+/// lane) so that the whole block step stays in floating-point vector registers.
 #[derive(Clone, Copy)]
 struct Lanes {
     sum: [f64; LANES],
@@ -85,8 +86,9 @@ struct Lanes {
     sq: [f64; LANES],
     min: [f64; LANES],
     max: [f64; LANES],
-    finite: [u64; LANES],
-    zeros: [u64; LANES],
+    finite: [f64; LANES],
+    zeros: [f64; LANES],
+    nan: [f64; LANES],
 }
 
 impl Lanes {
@@ -99,26 +101,130 @@ impl Lanes {
             sq: [0.0; LANES],
             min: [f64::INFINITY; LANES],
             max: [f64::NEG_INFINITY; LANES],
-            finite: [0; LANES],
-            zeros: [0; LANES],
+            finite: [0.0; LANES],
+            zeros: [0.0; LANES],
+            nan: [0.0; LANES],
         }
     }
 
+    /// One value into one lane, branch-free so that a block of lanes vectorises.
     #[inline(always)]
     fn push(&mut self, lane: usize, x: f64, shift: f64) {
-        let ok = x.is_finite();
+        let ok = x.abs() < f64::INFINITY; // false for NaN and for ±inf
         let v = if ok { x } else { 0.0 };
         let d = if ok { x - shift } else { 0.0 };
+        let lo = if ok { x } else { f64::INFINITY };
+        let hi = if ok { x } else { f64::NEG_INFINITY };
         self.sum[lane] += v;
         self.shifted[lane] += d;
         self.sq_shifted[lane] += d * d;
         self.abs[lane] += v.abs();
         self.sq[lane] += v * v;
-        self.min[lane] = self.min[lane].min(if ok { x } else { f64::INFINITY });
-        self.max[lane] = self.max[lane].max(if ok { x } else { f64::NEG_INFINITY });
-        self.finite[lane] += ok as u64;
-        self.zeros[lane] += (x == 0.0) as u64;
+        self.min[lane] = if lo < self.min[lane] {
+            lo
+        } else {
+            self.min[lane]
+        };
+        self.max[lane] = if hi > self.max[lane] {
+            hi
+        } else {
+            self.max[lane]
+        };
+        self.finite[lane] += if ok { 1.0 } else { 0.0 };
+        self.zeros[lane] += if x == 0.0 { 1.0 } else { 0.0 };
+        #[allow(clippy::eq_op)]
+        let is_nan = x != x;
+        self.nan[lane] += if is_nan { 1.0 } else { 0.0 };
     }
+
+    /// One value into one lane, assuming it is finite (see [`Lanes::push_all_plain`]).
+    #[inline(always)]
+    fn push_plain(&mut self, lane: usize, x: f64, shift: f64) {
+        let d = x - shift;
+        self.sum[lane] += x;
+        self.shifted[lane] += d;
+        self.sq_shifted[lane] += d * d;
+        self.abs[lane] += x.abs();
+        self.sq[lane] += x * x;
+        self.min[lane] = if x < self.min[lane] {
+            x
+        } else {
+            self.min[lane]
+        };
+        self.max[lane] = if x > self.max[lane] {
+            x
+        } else {
+            self.max[lane]
+        };
+        self.finite[lane] += 1.0;
+        self.zeros[lane] += if x == 0.0 { 1.0 } else { 0.0 };
+    }
+
+    /// Whether every sum is finite: then no value was NaN or infinite, and the plain
+    /// pass is exact (a non-finite value always makes `sq` non-finite).
+    fn sums_finite(&self) -> bool {
+        let all = |v: &[f64; LANES]| v.iter().all(|x| x.is_finite());
+        all(&self.sum) && all(&self.shifted) && all(&self.sq_shifted) && all(&self.sq)
+    }
+
+    /// Like [`Lanes::push_all`] but without the per-value finiteness masks; the caller
+    /// checks [`Lanes::sums_finite`] afterwards and redoes the slice masked if not.
+    #[inline(always)]
+    fn push_all_plain<T: Copy + Into<f64>>(&mut self, values: &[T], shift: f64) {
+        let mut l = *self;
+        let blocks = values.chunks_exact(LANES);
+        let tail = blocks.remainder();
+        for block in blocks {
+            for (lane, &x) in block.iter().enumerate() {
+                l.push_plain(lane, x.into(), shift);
+            }
+        }
+        for (lane, &x) in tail.iter().enumerate() {
+            l.push_plain(lane, x.into(), shift);
+        }
+        *self = l;
+    }
+
+    /// Every value of a slice: the plain pass, and the masked one only when a value was
+    /// not finite.
+    #[inline(always)]
+    fn push_any<T: Copy + Into<f64>>(&mut self, values: &[T], shift: f64) {
+        let mut plain = Lanes::new();
+        plain.push_all_plain(values, shift);
+        if plain.sums_finite() {
+            *self = plain;
+        } else {
+            self.push_all(values, shift);
+        }
+    }
+
+    /// Every value of a slice, a block of [`LANES`] at a time, then the tail.
+    #[inline(always)]
+    fn push_all<T: Copy + Into<f64>>(&mut self, values: &[T], shift: f64) {
+        // Work on a local copy so the accumulators can live in registers.
+        let mut l = *self;
+        let blocks = values.chunks_exact(LANES);
+        let tail = blocks.remainder();
+        for block in blocks {
+            for (lane, &x) in block.iter().enumerate() {
+                l.push(lane, x.into(), shift);
+            }
+        }
+        for (lane, &x) in tail.iter().enumerate() {
+            l.push(lane, x.into(), shift);
+        }
+        *self = l;
+    }
+}
+
+/// [`Lanes::push_all`] compiled for AVX2, chosen at run time where the CPU has it.
+///
+/// # Safety
+/// The caller must have checked that the CPU supports AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn push_all_avx2<T: Copy + Into<f64>>(lanes: &mut Lanes, values: &[T], shift: f64) {
+    lanes.push_any(values, shift)
 }
 
 impl Moments {
@@ -129,50 +235,64 @@ impl Moments {
 
     /// Add every value of a slice of any element type that converts to f64.
     pub fn push_slice<T: Copy + Into<f64>>(&mut self, values: &[T]) {
-        self.push_iter(values.iter().map(|&v| v.into()));
-    }
-
-    /// Add every value of an iterator of f64.
-    pub fn push_iter(&mut self, values: impl Iterator<Item = f64>) {
-        let mut values = values.peekable();
+        let mut values = values;
         if self.shift.is_none() {
-            // The first finite value becomes the shift; the rest only need its value.
-            while let Some(&x) = values.peek() {
+            // The first finite value becomes the shift; the values before it only count.
+            while let Some((&x, rest)) = values.split_first() {
+                let x: f64 = x.into();
                 if x.is_finite() {
                     self.shift = Some(x);
                     break;
                 }
                 self.push_one(x);
-                values.next();
+                values = rest;
             }
         }
         let shift = self.shift.unwrap_or(0.0);
         let mut lanes = Lanes::new();
-        let mut seen = 0u64;
-        let mut nan = 0u64;
-        let mut lane = 0usize;
-        for x in values {
-            lanes.push(lane, x, shift);
-            nan += x.is_nan() as u64;
-            seen += 1;
-            lane = (lane + 1) % LANES;
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: AVX2 was detected just above.
+                unsafe { push_all_avx2(&mut lanes, values, shift) };
+            } else {
+                lanes.push_any(values, shift);
+            }
         }
-        self.absorb(&lanes, seen, nan);
+        #[cfg(not(target_arch = "x86_64"))]
+        lanes.push_any(values, shift);
+        self.absorb(&lanes, values.len() as u64);
+    }
+
+    /// Add every value of an iterator of f64.
+    pub fn push_iter(&mut self, values: impl Iterator<Item = f64>) {
+        let mut buf = [0f64; 1024];
+        let mut n = 0;
+        for x in values {
+            buf[n] = x;
+            n += 1;
+            if n == buf.len() {
+                self.push_slice(&buf);
+                n = 0;
+            }
+        }
+        self.push_slice(&buf[..n]);
     }
 
     fn push_one(&mut self, x: f64) {
         let mut lanes = Lanes::new();
         lanes.push(0, x, self.shift.unwrap_or(0.0));
-        self.absorb(&lanes, 1, x.is_nan() as u64);
+        self.absorb(&lanes, 1);
     }
 
-    fn absorb(&mut self, lanes: &Lanes, seen: u64, nan: u64) {
-        let finite: u64 = lanes.finite.iter().sum();
+    fn absorb(&mut self, lanes: &Lanes, seen: u64) {
+        let count = |v: &[f64; LANES]| v.iter().sum::<f64>() as u64;
+        let finite = count(&lanes.finite);
         self.count += seen;
-        self.nan += nan;
+        self.nan += count(&lanes.nan);
         self.nonfinite += seen - finite;
         self.finite += finite;
-        self.zeros += lanes.zeros.iter().sum::<u64>();
+        self.zeros += count(&lanes.zeros);
         self.sum += lanes.sum.iter().sum::<f64>();
         self.sum_shifted += lanes.shifted.iter().sum::<f64>();
         self.sum_sq_shifted += lanes.sq_shifted.iter().sum::<f64>();
@@ -180,6 +300,37 @@ impl Moments {
         self.sum_sq += lanes.sq.iter().sum::<f64>();
         self.min = lanes.min.iter().fold(self.min, |a, &b| a.min(b));
         self.max = lanes.max.iter().fold(self.max, |a, &b| a.max(b));
+    }
+
+    /// Fold in another accumulator's values, as if they had been pushed after this one's
+    /// (for splitting one tensor across threads; the other's shift is moved onto ours).
+    pub fn merge(&mut self, other: &Moments) {
+        self.count += other.count;
+        self.nan += other.nan;
+        self.nonfinite += other.nonfinite;
+        self.zeros += other.zeros;
+        self.sum += other.sum;
+        self.sum_abs += other.sum_abs;
+        self.sum_sq += other.sum_sq;
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
+        match (self.shift, other.shift) {
+            (_, None) => {}
+            (None, Some(_)) => {
+                self.shift = other.shift;
+                self.sum_shifted = other.sum_shifted;
+                self.sum_sq_shifted = other.sum_sq_shifted;
+            }
+            (Some(mine), Some(theirs)) => {
+                // Their deviations d = x - theirs are d + delta around ours.
+                let delta = theirs - mine;
+                let n = other.finite as f64;
+                self.sum_sq_shifted +=
+                    other.sum_sq_shifted + 2.0 * delta * other.sum_shifted + n * delta * delta;
+                self.sum_shifted += other.sum_shifted + n * delta;
+            }
+        }
+        self.finite += other.finite;
     }
 
     /// The statistics of everything pushed so far.
@@ -244,6 +395,30 @@ mod tests {
         let v: Vec<f64> = (0..1000).map(|i| 1e9 + (i % 2) as f64).collect();
         let s = stats_of(&v);
         assert!((s.std.unwrap() - 0.5).abs() < 1e-9, "std {:?}", s.std);
+    }
+
+    #[test]
+    fn merging_accumulators_equals_one_push() {
+        let v: Vec<f64> = (0..3001)
+            .map(|i| ((i * 37) % 101) as f64 * 0.5 + 3.0)
+            .collect();
+        let mut parts = [Moments::new(), Moments::new(), Moments::new()];
+        parts[0].push_slice(&[f64::NAN]);
+        parts[1].push_slice(&v[..1200]);
+        parts[2].push_slice(&v[1200..]);
+        let mut m = Moments::new();
+        parts.iter().for_each(|p| m.merge(p));
+        let mut whole = vec![f64::NAN];
+        whole.extend(&v);
+        let (a, b) = (m.finish(), stats_of(&whole));
+        assert_eq!(
+            (a.count, a.nan, a.min, a.max),
+            (b.count, b.nan, b.min, b.max)
+        );
+        for (x, y) in [(a.mean, b.mean), (a.std, b.std), (a.l1, b.l1), (a.l2, b.l2)] {
+            let (x, y) = (x.unwrap(), y.unwrap());
+            assert!((x - y).abs() <= 1e-12 * y.abs().max(1.0), "{x} vs {y}");
+        }
     }
 
     #[test]

@@ -15,20 +15,24 @@ fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
     value.serialize(&ser).map_err(js_err)
 }
 
-/// Read a plain JS value into a core type; the error is the plain message, without a JS prefix.
-fn from_js<T: DeserializeOwned>(value: JsValue) -> Result<T, String> {
-    serde_wasm_bindgen::from_value(value).map_err(|e| {
-        let e: JsValue = e.into();
-        match e.dyn_ref::<js_sys::Error>() {
-            Some(err) => String::from(err.message()),
-            None => format!("{e:?}"),
-        }
-    })
+/// The plain message of a conversion error, without the JS `Error: ` prefix.
+fn js_message(e: serde_wasm_bindgen::Error) -> String {
+    let e: JsValue = e.into();
+    match e.dyn_ref::<js_sys::Error>() {
+        Some(err) => String::from(err.message()),
+        None => format!("{e:?}"),
+    }
+}
+
+/// Read a plain JS value into a core type; the error names `what` was being read.
+fn from_js<T: DeserializeOwned>(what: &str, value: JsValue) -> Result<T, JsError> {
+    serde_wasm_bindgen::from_value(value)
+        .map_err(|e| JsError::new(&format!("{what}: {}", js_message(e))))
 }
 
 /// Read a spec given as a plain object, with the core's wording for a bad one.
 fn spec_from_js(spec: JsValue) -> Result<ObservableSpec, JsError> {
-    from_js(spec).map_err(|e| js_err(SpecError::Json(e)))
+    serde_wasm_bindgen::from_value(spec).map_err(|e| js_err(SpecError::Json(js_message(e))))
 }
 
 /// The version of the core this package was built from.
@@ -86,7 +90,7 @@ fn thresholds_from_js(thresholds: JsValue) -> Result<crate::verdict::Thresholds,
     if thresholds.is_undefined() || thresholds.is_null() {
         return Ok(crate::verdict::Thresholds::default());
     }
-    let value: serde_json::Value = serde_wasm_bindgen::from_value(thresholds).map_err(js_err)?;
+    let value: serde_json::Value = from_js("thresholds", thresholds)?;
     crate::health::thresholds::from_value(&value, "thresholds").map_err(js_err)
 }
 
@@ -96,7 +100,7 @@ fn thresholds_from_js(thresholds: JsValue) -> Result<crate::verdict::Thresholds,
 /// here (LOSING_PLASTICITY needs a history: see `verdictOver`).
 #[wasm_bindgen]
 pub fn verdict(seen: JsValue, thresholds: JsValue) -> Result<JsValue, JsError> {
-    let crate::health::Seen(nodes) = serde_wasm_bindgen::from_value(seen).map_err(js_err)?;
+    let crate::health::Seen(nodes) = from_js("seen", seen)?;
     let t = thresholds_from_js(thresholds)?;
     to_js(&crate::health::VerdictJson(&crate::verdict::verdict(
         &nodes, &t,
@@ -108,11 +112,196 @@ pub fn verdict(seen: JsValue, thresholds: JsValue) -> Result<JsValue, JsError> {
 /// is judged, and LOSING_PLASTICITY over the whole history.
 #[wasm_bindgen(js_name = verdictOver)]
 pub fn verdict_over(forwards: JsValue, thresholds: JsValue) -> Result<JsValue, JsError> {
-    let forwards: Vec<crate::health::ForwardJson> =
-        serde_wasm_bindgen::from_value(forwards).map_err(js_err)?;
+    let forwards: Vec<crate::health::ForwardJson> = from_js("forwards", forwards)?;
     let forwards: Vec<crate::verdict::Forward> = forwards.into_iter().map(Into::into).collect();
     let t = thresholds_from_js(thresholds)?;
     to_js(&crate::health::VerdictJson(&crate::verdict::diagnose(
         &forwards, &t,
     )))
+}
+
+// ---- observables: generate, observe tensors handed in, temporal functions ----
+
+/// Options of `generate`: which key kinds and which names (`all`, a glob, an exact name).
+#[derive(serde::Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct GenerateOpts {
+    kinds: Option<Vec<String>>,
+    selector: Option<String>,
+}
+
+/// A generated spec with its id.
+#[derive(Serialize)]
+struct IdSpec {
+    id: String,
+    spec: ObservableSpec,
+}
+
+/// One spec per selected key × reduction: `generate(keys, reductions, transforms?, options?)`
+/// returns `[{id, spec}]`; unknown names throw, naming them.
+#[wasm_bindgen(js_name = generate)]
+pub fn generate_js(
+    keys: JsValue,
+    reductions: JsValue,
+    transforms: JsValue,
+    options: JsValue,
+) -> Result<JsValue, JsError> {
+    let keys: Vec<String> = from_js("keys", keys)?;
+    let reductions: Vec<String> = from_js("reductions", reductions)?;
+    let transforms: Vec<String> = if transforms.is_undefined() || transforms.is_null() {
+        Vec::new()
+    } else {
+        from_js("transforms", transforms)?
+    };
+    let opts: GenerateOpts = if options.is_undefined() || options.is_null() {
+        GenerateOpts::default()
+    } else {
+        from_js("options", options)?
+    };
+    let mut o = crate::GenerateOptions::default();
+    if let Some(kinds) = opts.kinds {
+        o.kinds = kinds;
+    }
+    if let Some(selector) = opts.selector {
+        o.selector = selector;
+    }
+    let specs = crate::generate_specs(&keys, &reductions, &transforms, &o).map_err(js_err)?;
+    let out = specs
+        .into_iter()
+        .map(|spec| {
+            Ok(IdSpec {
+                id: spec.id().map_err(js_err)?,
+                spec,
+            })
+        })
+        .collect::<Result<Vec<_>, JsError>>()?;
+    to_js(&out)
+}
+
+/// A tensor handed in from JS: `{key, shape, values}` with values a typed array or array.
+fn tensor_from_js(item: &JsValue) -> Result<(String, crate::TypedTensor), JsError> {
+    let get = |name: &str| {
+        js_sys::Reflect::get(item, &JsValue::from_str(name))
+            .map_err(|_| JsError::new("tensor is not an object"))
+    };
+    let key: String = from_js("tensor key", get("key")?)?;
+    let shape: Vec<usize> = from_js(&format!("shape of {key}"), get("shape")?)?;
+    let values = get("values")?;
+    let data = if let Some(a) = values.dyn_ref::<js_sys::Float32Array>() {
+        crate::TensorData::F32(a.to_vec())
+    } else if let Some(a) = values.dyn_ref::<js_sys::Float64Array>() {
+        crate::TensorData::F64(a.to_vec())
+    } else if let Some(a) = values.dyn_ref::<js_sys::Int32Array>() {
+        crate::TensorData::I32(a.to_vec())
+    } else if let Some(a) = values.dyn_ref::<js_sys::Uint8Array>() {
+        crate::TensorData::U8(a.to_vec())
+    } else {
+        crate::TensorData::F64(from_js(&format!("values of {key}"), values)?)
+    };
+    let provenance = crate::tensor::Provenance {
+        file: "<js>".into(),
+        key: key.clone(),
+        dtype: data.dtype().name().into(),
+    };
+    let len = data.len();
+    let tensor = crate::TypedTensor::new(data, shape.clone(), provenance).ok_or_else(|| {
+        JsError::new(&format!(
+            "tensor {key:?}: {len} values do not fill shape {shape:?}"
+        ))
+    })?;
+    Ok((key, tensor))
+}
+
+/// What `observeTensors` returns.
+#[derive(Serialize)]
+struct ObservedJs {
+    step: u64,
+    values: std::collections::BTreeMap<String, crate::Value>,
+    skipped: Vec<crate::runtime::Skipped>,
+    failed: Vec<String>,
+}
+
+/// Observe specs over tensors handed in: `observeTensors(tensors, specs, step?)` with
+/// `tensors = [{key: "param.fc1.weight", shape: [2, 3], values: Float32Array}]`; returns
+/// `{step, values: {id: value}, skipped, failed}`. Every key is read once, every reduction
+/// over one tensor runs in one pass, as natively.
+#[wasm_bindgen(js_name = observeTensors)]
+pub fn observe_tensors(
+    tensors: JsValue,
+    specs: JsValue,
+    step: Option<f64>,
+) -> Result<JsValue, JsError> {
+    let items = tensors
+        .dyn_ref::<js_sys::Array>()
+        .ok_or_else(|| JsError::new("tensors must be an array of {key, shape, values}"))?;
+    let mut source = crate::HookSource::new();
+    for item in items.iter() {
+        let (key, tensor) = tensor_from_js(&item)?;
+        source.put(&key, tensor);
+    }
+    let specs: Vec<ObservableSpec> = from_js("specs", specs)?;
+    let pack = specs
+        .into_iter()
+        .map(crate::Observable::builtin)
+        .collect::<Result<crate::Pack, _>>()
+        .map_err(js_err)?;
+    let runtime = crate::Runtime::new(pack).map_err(js_err)?;
+    let step = match step {
+        Some(s) if s >= 0.0 && s.fract() == 0.0 && s <= u64::MAX as f64 => s as u64,
+        Some(s) => {
+            return Err(JsError::new(&format!(
+                "step {s} is not a whole number >= 0"
+            )))
+        }
+        None => 0,
+    };
+    let obs = runtime.observe(step, &source);
+    to_js(&ObservedJs {
+        step: obs.step,
+        values: obs.values,
+        skipped: obs.skipped,
+        failed: obs.failed.iter().map(|e| e.to_string()).collect(),
+    })
+}
+
+fn window(name: &str, w: f64) -> Result<usize, JsError> {
+    if w >= 1.0 && w.fract() == 0.0 && w <= u32::MAX as f64 {
+        Ok(w as usize)
+    } else {
+        Err(JsError::new(&format!(
+            "{name}: window {w} is not a whole number >= 1"
+        )))
+    }
+}
+
+/// `x[i] - x[i-1]` (NaN first), as a Float64Array.
+#[wasm_bindgen(js_name = delta)]
+pub fn delta_js(history: &[f64]) -> Vec<f64> {
+    crate::temporal::delta(history)
+}
+
+/// Exponential moving average with smoothing `alpha` in (0, 1].
+#[wasm_bindgen(js_name = ema)]
+pub fn ema_js(history: &[f64], alpha: f64) -> Result<Vec<f64>, JsError> {
+    if !(alpha > 0.0 && alpha <= 1.0) {
+        return Err(JsError::new(&format!(
+            "ema: alpha {alpha} is not in (0, 1]"
+        )));
+    }
+    Ok(crate::temporal::ema(history, alpha))
+}
+
+/// Least-squares slope over each window (NaN before the first full window).
+#[wasm_bindgen(js_name = slope)]
+pub fn slope_js(history: &[f64], w: f64) -> Result<Vec<f64>, JsError> {
+    Ok(crate::temporal::slope(history, window("slope", w)?))
+}
+
+/// Sample standard deviation (ddof = 1) over each window.
+#[wasm_bindgen(js_name = rollingStd)]
+pub fn rolling_std_js(history: &[f64], w: f64) -> Result<Vec<f64>, JsError> {
+    Ok(crate::temporal::rolling_std(
+        history,
+        window("rollingStd", w)?,
+    ))
 }

@@ -1,0 +1,506 @@
+//! The single-pass engine: many reductions over one stream of values, fed chunk by chunk.
+//!
+//! Plans whose transforms are element-wise (plus `flatten`/`per_row`) and whose reduction can
+//! stream share *streams*: one per distinct transform chain, holding one `Moments` for every
+//! moment-type reduction on it, plus sparsity, histogram and channel accumulators. The rest
+//! (quantiles, auto-range histograms, ranks, `center`, `per_column`) are computed after the
+//! pass from the values, which are then kept once for all of them.
+
+use super::reductions::{self, ChannelAcc, HistogramAcc, SparsityAcc, SumSqAcc};
+use super::transforms::{self, Elementwise};
+use super::{Chunk, OpError};
+use crate::registry::{Plan, Reduction, Transform};
+use crate::stats::Moments;
+use crate::value::Value;
+
+/// What a registered plan reads its value from.
+#[derive(Debug)]
+enum Task {
+    /// It cannot run on this shape.
+    Failed(OpError),
+    /// A moment-type reduction on a stream.
+    Moment { stream: usize, reduction: Reduction },
+    /// A sparsity accumulator (per row) on a stream.
+    Sparsity { stream: usize, index: usize },
+    /// A fixed-range histogram on a stream.
+    Histogram { stream: usize, index: usize },
+    /// The channel accumulator of a stream.
+    Channel { stream: usize },
+    /// Computed after the pass from the kept values.
+    Held(Plan),
+}
+
+/// The moment-type accumulators of a stream, one per group: full `Moments`, or only the sum
+/// of squares when every moment reduction on the stream is light.
+#[derive(Debug)]
+enum MomentAcc {
+    Full(Vec<Moments>),
+    Light(Vec<SumSqAcc>),
+}
+
+/// Slices at least this long are split across threads (natively).
+const PARALLEL_MIN: usize = 1 << 21;
+
+/// How many threads a long slice is split across: the machine's cores (at most 8) natively,
+/// one in wasm.
+fn parts() -> usize {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+    }
+    #[cfg(target_arch = "wasm32")]
+    {
+        1
+    }
+}
+
+/// Accumulate a slice with `fresh`/`push`, split into parts on threads when it is long,
+/// folding the parts back in order with `merge`.
+fn split_accumulate<T, A>(
+    values: &[T],
+    fresh: impl Fn() -> A + Sync,
+    push: impl Fn(&mut A, &[T]) + Sync,
+    mut merge: impl FnMut(&A),
+) where
+    T: Copy + Sync,
+    A: Send,
+{
+    let n = parts();
+    let partials = if n < 2 || values.len() < PARALLEL_MIN {
+        let mut a = fresh();
+        push(&mut a, values);
+        vec![a]
+    } else {
+        on_threads(values, values.len().div_ceil(n), &fresh, &push)
+    };
+    partials.iter().for_each(&mut merge);
+}
+
+/// One accumulator per part of `len` values, each filled on its own thread, in order.
+#[cfg(not(target_arch = "wasm32"))]
+fn on_threads<T, A>(
+    values: &[T],
+    len: usize,
+    fresh: &(impl Fn() -> A + Sync),
+    push: &(impl Fn(&mut A, &[T]) + Sync),
+) -> Vec<A>
+where
+    T: Copy + Sync,
+    A: Send,
+{
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = values
+            .chunks(len.max(1))
+            .map(|part| {
+                scope.spawn(move || {
+                    let mut a = fresh();
+                    push(&mut a, part);
+                    a
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    })
+}
+
+/// Without threads (wasm): the parts one after another.
+#[cfg(target_arch = "wasm32")]
+fn on_threads<T, A>(
+    values: &[T],
+    len: usize,
+    fresh: &(impl Fn() -> A + Sync),
+    push: &(impl Fn(&mut A, &[T]) + Sync),
+) -> Vec<A>
+where
+    T: Copy + Sync,
+    A: Send,
+{
+    values
+        .chunks(len.max(1))
+        .map(|part| {
+            let mut a = fresh();
+            push(&mut a, part);
+            a
+        })
+        .collect()
+}
+
+impl MomentAcc {
+    fn feed<T: Copy + Into<f64> + Sync>(&mut self, group: usize, values: &[T]) {
+        match self {
+            MomentAcc::Full(m) => {
+                let m = &mut m[group];
+                split_accumulate(values, Moments::new, |a, v| a.push_slice(v), |p| m.merge(p));
+            }
+            MomentAcc::Light(m) => {
+                let m = &mut m[group];
+                split_accumulate(values, SumSqAcc::default, |a, v| a.feed(v), |p| m.merge(p));
+            }
+        }
+    }
+
+    fn value(&self, group: usize, r: &Reduction) -> Option<f64> {
+        match self {
+            MomentAcc::Full(m) => reductions::from_stats(r, &m[group].finish()).flatten(),
+            MomentAcc::Light(m) => m[group].value(r).flatten(),
+        }
+    }
+}
+
+/// The accumulators behind one element-wise transform chain.
+#[derive(Debug)]
+struct Stream {
+    chain: Vec<Elementwise>,
+    /// For `per_row`: the length of a row and the number of rows.
+    rows: Option<(usize, usize)>,
+    /// The moment-type reductions on this stream, and their accumulators once feeding starts.
+    moment_kinds: Vec<Reduction>,
+    moments: Option<MomentAcc>,
+    sparsity: Vec<Vec<SparsityAcc>>,
+    histograms: Vec<HistogramAcc>,
+    channel: Option<ChannelAcc>,
+    pos: usize,
+    scratch: Vec<f64>,
+    /// Values converted to f64, when a stream cannot take the stored type directly.
+    converted: Vec<f64>,
+}
+
+impl Stream {
+    fn new(chain: Vec<Elementwise>, rows: Option<(usize, usize)>) -> Self {
+        Stream {
+            chain,
+            rows,
+            moment_kinds: Vec::new(),
+            moments: None,
+            sparsity: Vec::new(),
+            histograms: Vec::new(),
+            channel: None,
+            pos: 0,
+            scratch: Vec::new(),
+            converted: Vec::new(),
+        }
+    }
+
+    fn groups(&self) -> usize {
+        self.rows.map_or(1, |(_, n)| n)
+    }
+
+    /// Choose the moment accumulators, once, after every plan is registered.
+    fn ready(&mut self) {
+        if self.moments.is_some() || self.moment_kinds.is_empty() {
+            return;
+        }
+        let groups = self.groups();
+        self.moments = Some(if self.moment_kinds.iter().all(reductions::is_light) {
+            MomentAcc::Light(vec![SumSqAcc::default(); groups])
+        } else {
+            MomentAcc::Full(vec![Moments::new(); groups])
+        });
+    }
+
+    /// Feed values in their stored type: straight into the moment accumulators when nothing
+    /// else on the stream needs them, else converted to f64 once.
+    /// Whether values go straight into the moment accumulators in their stored type.
+    fn direct(&self) -> bool {
+        self.chain.is_empty()
+            && self.rows.is_none()
+            && self.sparsity.is_empty()
+            && self.histograms.is_empty()
+            && self.channel.is_none()
+    }
+
+    fn feed_typed<T: Copy + Into<f64> + Sync>(&mut self, chunk: &[T]) {
+        self.ready();
+        if self.direct() {
+            if let Some(m) = &mut self.moments {
+                m.feed(0, chunk);
+            }
+            self.pos += chunk.len();
+            return;
+        }
+        let mut buf = std::mem::take(&mut self.converted);
+        buf.clear();
+        buf.extend(chunk.iter().map(|&x| x.into()));
+        self.feed(&buf);
+        self.converted = buf;
+    }
+
+    fn feed(&mut self, chunk: &[f64]) {
+        self.ready();
+        let values: &[f64] = if self.chain.is_empty() {
+            chunk
+        } else {
+            self.scratch.clear();
+            self.scratch.extend_from_slice(chunk);
+            transforms::apply_chain(&self.chain, &mut self.scratch);
+            &self.scratch
+        };
+        match self.rows {
+            None => {
+                if let Some(m) = &mut self.moments {
+                    m.feed(0, values);
+                }
+                self.sparsity.iter_mut().for_each(|s| s[0].feed(values));
+                self.histograms.iter_mut().for_each(|h| h.feed(values));
+                if let Some(c) = &mut self.channel {
+                    c.feed(values);
+                }
+            }
+            Some((len, _)) if len > 0 => {
+                let mut rest = values;
+                let mut pos = self.pos;
+                while !rest.is_empty() {
+                    let (row, offset) = (pos / len, pos % len);
+                    let (piece, tail) = rest.split_at((len - offset).min(rest.len()));
+                    if let Some(m) = &mut self.moments {
+                        m.feed(row, piece);
+                    }
+                    self.sparsity.iter_mut().for_each(|s| s[row].feed(piece));
+                    pos += piece.len();
+                    rest = tail;
+                }
+            }
+            Some(_) => {}
+        }
+        self.pos += chunk.len();
+    }
+
+    fn moment(&self, r: &Reduction) -> Value {
+        let per_group: Vec<Option<f64>> = match &self.moments {
+            Some(m) => (0..self.groups()).map(|g| m.value(g, r)).collect(),
+            None => Vec::new(),
+        };
+        self.shape_value(per_group)
+    }
+
+    fn shape_value(&self, per_group: Vec<Option<f64>>) -> Value {
+        match self.rows {
+            Some(_) => Value::Vector(per_group),
+            None => Value::Scalar(per_group.first().copied().flatten()),
+        }
+    }
+}
+
+/// Reductions of one stream of values (one tensor, or several concatenated), in one pass.
+#[derive(Debug)]
+pub struct Batch {
+    /// The tensor's shape; `None` for a flat concatenation of several tensors.
+    shape: Option<Vec<usize>>,
+    streams: Vec<Stream>,
+    tasks: Vec<Task>,
+    kept: Option<Vec<f64>>,
+    fed: usize,
+}
+
+/// Whether a plan can ride a stream, and if so its element-wise chain.
+fn streamable(plan: &Plan) -> Option<Vec<Elementwise>> {
+    let reduction_streams = reductions::is_moment(&plan.reduction)
+        || matches!(
+            plan.reduction,
+            Reduction::Sparsity { .. }
+                | Reduction::Histogram { range: Some(_), .. }
+                | Reduction::ChannelActivity
+        );
+    if !reduction_streams {
+        return None;
+    }
+    let mut chain = Vec::new();
+    for &t in &plan.transforms {
+        match t {
+            Transform::Identity | Transform::Flatten | Transform::PerRow => {}
+            Transform::Center | Transform::PerColumn => return None,
+            other => chain.push(Elementwise::of(other)?),
+        }
+    }
+    Some(chain)
+}
+
+impl Batch {
+    /// For one tensor of this shape.
+    pub fn new(shape: &[usize]) -> Self {
+        Batch {
+            shape: Some(shape.to_vec()),
+            streams: Vec::new(),
+            tasks: Vec::new(),
+            kept: None,
+            fed: 0,
+        }
+    }
+
+    /// For several tensors read one after another and reduced as one flat vector.
+    pub fn flat() -> Self {
+        Batch {
+            shape: None,
+            ..Batch::new(&[])
+        }
+    }
+
+    fn check_shape(&self) -> Vec<usize> {
+        self.shape.clone().unwrap_or_else(|| vec![self.fed])
+    }
+
+    /// Register a plan; returns its index in the results of [`Self::finish`].
+    pub fn add(&mut self, plan: &Plan) -> usize {
+        let task = self.task(plan).unwrap_or_else(Task::Failed);
+        self.tasks.push(task);
+        self.tasks.len() - 1
+    }
+
+    fn task(&mut self, plan: &Plan) -> Result<Task, OpError> {
+        let shape = self.check_shape();
+        let layout = transforms::layout(&plan.transforms, &shape)?;
+        reductions::check_shape(&plan.reduction, &layout.group_shape)?;
+        let Some(chain) = streamable(plan) else {
+            self.kept.get_or_insert_with(Vec::new);
+            return Ok(Task::Held(plan.clone()));
+        };
+        if layout.grouped && self.shape.is_none() {
+            return Err(OpError::Shape {
+                op: "per_row".into(),
+                shape,
+                need: "one tensor, not several concatenated".into(),
+            });
+        }
+        let rows = layout
+            .grouped
+            .then(|| (layout.group_shape.iter().product(), layout.groups));
+        let stream = self.stream(chain, rows);
+        let s = &mut self.streams[stream];
+        let groups = s.groups();
+        Ok(match &plan.reduction {
+            Reduction::Sparsity { eps } => {
+                s.sparsity.push(vec![SparsityAcc::new(*eps); groups]);
+                Task::Sparsity {
+                    stream,
+                    index: s.sparsity.len() - 1,
+                }
+            }
+            Reduction::Histogram {
+                bins,
+                range: Some((lo, hi)),
+            } => {
+                s.histograms.push(HistogramAcc::new(*bins, *lo, *hi));
+                Task::Histogram {
+                    stream,
+                    index: s.histograms.len() - 1,
+                }
+            }
+            Reduction::ChannelActivity => {
+                s.channel
+                    .get_or_insert_with(|| ChannelAcc::new(&layout.group_shape));
+                Task::Channel { stream }
+            }
+            r => {
+                s.moment_kinds.push(r.clone());
+                Task::Moment {
+                    stream,
+                    reduction: r.clone(),
+                }
+            }
+        })
+    }
+
+    fn stream(&mut self, chain: Vec<Elementwise>, rows: Option<(usize, usize)>) -> usize {
+        if let Some(i) = self
+            .streams
+            .iter()
+            .position(|s| s.chain == chain && s.rows == rows)
+        {
+            return i;
+        }
+        self.streams.push(Stream::new(chain, rows));
+        self.streams.len() - 1
+    }
+
+    /// Feed the next values, in order.
+    pub fn feed(&mut self, chunk: &[f64]) {
+        self.feed_typed(chunk);
+    }
+
+    /// Feed the next values in their stored type (see [`super::for_each_native_chunk`]).
+    pub fn feed_chunk(&mut self, chunk: Chunk<'_>) {
+        match chunk {
+            Chunk::F32(c) => self.feed_typed(c),
+            Chunk::F64(c) => self.feed_typed(c),
+        }
+    }
+
+    /// How long the chunks fed to this batch may be: a whole tensor at once when every
+    /// stream takes values directly (so long tensors can be split across threads), else
+    /// chunks that stay in cache while converted.
+    pub fn chunk_len(&self) -> usize {
+        if self.kept.is_none() && self.streams.iter().all(Stream::direct) {
+            usize::MAX
+        } else {
+            super::NATIVE_CHUNK
+        }
+    }
+
+    fn feed_typed<T: Copy + Into<f64> + Sync>(&mut self, chunk: &[T]) {
+        if let Some(kept) = &mut self.kept {
+            kept.extend(chunk.iter().map(|&x| x.into()));
+        }
+        self.streams.iter_mut().for_each(|s| s.feed_typed(chunk));
+        self.fed += chunk.len();
+    }
+
+    /// The value of every registered plan, in the order they were added.
+    pub fn finish(mut self) -> Vec<Result<Value, OpError>> {
+        self.streams.iter_mut().for_each(Stream::ready);
+        let shape = self.check_shape();
+        let kept = self.kept.take().unwrap_or_default();
+        let mut held: Vec<(Vec<Transform>, transforms::Shaped)> = Vec::new();
+        let mut out = Vec::with_capacity(self.tasks.len());
+        for task in &self.tasks {
+            out.push(match task {
+                Task::Failed(e) => Err(e.clone()),
+                Task::Moment { stream, reduction } => Ok(self.streams[*stream].moment(reduction)),
+                Task::Sparsity { stream, index } => {
+                    let s = &self.streams[*stream];
+                    Ok(s.shape_value(s.sparsity[*index].iter().map(|a| a.finish()).collect()))
+                }
+                Task::Histogram { stream, index } => {
+                    Ok(self.streams[*stream].histograms[*index].clone().finish())
+                }
+                Task::Channel { stream } => Ok(self.streams[*stream]
+                    .channel
+                    .as_ref()
+                    .map_or(Value::Vector(Vec::new()), |c| c.finish())),
+                Task::Held(plan) => held_value(plan, &kept, &shape, &mut held),
+            });
+        }
+        out
+    }
+}
+
+/// A held plan's value, transforming the kept values once per distinct transform chain.
+fn held_value(
+    plan: &Plan,
+    kept: &[f64],
+    shape: &[usize],
+    cache: &mut Vec<(Vec<Transform>, transforms::Shaped)>,
+) -> Result<Value, OpError> {
+    let i = match cache.iter().position(|(t, _)| *t == plan.transforms) {
+        Some(i) => i,
+        None => {
+            let shaped = transforms::apply(&plan.transforms, kept.to_vec(), shape)?;
+            cache.push((plan.transforms.clone(), shaped));
+            cache.len() - 1
+        }
+    };
+    let s = &cache[i].1;
+    if !s.grouped {
+        return reductions::reduce_values(&plan.reduction, &s.values, &s.group_shape);
+    }
+    let len: usize = s.group_shape.iter().product();
+    let mut per_group = Vec::with_capacity(s.groups);
+    for g in 0..s.groups {
+        let values = s.values.get(g * len..(g + 1) * len).unwrap_or(&[]);
+        let v = reductions::reduce_values(&plan.reduction, values, &s.group_shape)?;
+        per_group.push(v.as_scalar());
+    }
+    Ok(Value::Vector(per_group))
+}

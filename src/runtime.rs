@@ -1,0 +1,578 @@
+//! Observables, packs and the runtime that observes a step: eligibility, budget, one read per
+//! key and one pass per tensor; and the offline analyzer that takes the same path over files.
+
+use crate::ops::{Batch, OpError};
+use crate::registry::{self, Plan, RegistryError};
+use crate::sink::{SinkError, ValueSink};
+use crate::source::{KeyIndex, Selector, SourceError, TensorSource};
+use crate::spec::{ObservableSpec, SpecError};
+use crate::tensor::TypedTensor;
+use crate::value::Value;
+use serde::Serialize;
+use std::collections::{BTreeMap, HashSet};
+use std::fmt;
+use std::sync::Arc;
+
+/// A hand-written compute over one tensor.
+pub type CustomFn = Arc<dyn Fn(&TypedTensor) -> Result<Value, String> + Send + Sync>;
+
+/// How an observable computes its value.
+#[derive(Clone)]
+pub enum Compute {
+    /// The registry's transforms and reduction (fused with the others on the same tensor).
+    Builtin(Plan),
+    /// A caller's function, given the one tensor the spec selects.
+    Custom(CustomFn),
+}
+
+/// A spec with its id and the compute that realises it.
+#[derive(Clone)]
+pub struct Observable {
+    spec: ObservableSpec,
+    id: String,
+    compute: Compute,
+}
+
+impl fmt::Debug for Observable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match self.compute {
+            Compute::Builtin(_) => "builtin",
+            Compute::Custom(_) => "custom",
+        };
+        write!(f, "Observable({} {kind} {:?})", self.id, self.spec)
+    }
+}
+
+impl Observable {
+    /// An observable computed by the registry; its names are validated here.
+    pub fn builtin(spec: ObservableSpec) -> Result<Self, RegistryError> {
+        let id = spec.id().map_err(RegistryError::Spec)?;
+        let plan = registry::plan(&spec)?;
+        Ok(Observable {
+            spec,
+            id,
+            compute: Compute::Builtin(plan),
+        })
+    }
+
+    /// An observable computed by a caller's function (its reduction name is only a label).
+    pub fn custom(spec: ObservableSpec, compute: CustomFn) -> Result<Self, SpecError> {
+        Ok(Observable {
+            id: spec.id()?,
+            spec,
+            compute: Compute::Custom(compute),
+        })
+    }
+
+    pub fn spec(&self) -> &ObservableSpec {
+        &self.spec
+    }
+
+    /// The spec's 16-hex-char id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub fn compute(&self) -> &Compute {
+        &self.compute
+    }
+
+    fn describe(&self) -> String {
+        self.spec
+            .canonical_json()
+            .unwrap_or_else(|_| format!("{:?}", self.spec))
+    }
+}
+
+/// An ordered collection of observables. Duplicates are allowed here and refused by
+/// [`Runtime::new`].
+#[derive(Debug, Clone, Default)]
+pub struct Pack(Vec<Observable>);
+
+impl Pack {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn push(&mut self, o: Observable) {
+        self.0.push(o);
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn iter(&self) -> std::slice::Iter<'_, Observable> {
+        self.0.iter()
+    }
+}
+
+impl FromIterator<Observable> for Pack {
+    fn from_iter<I: IntoIterator<Item = Observable>>(iter: I) -> Self {
+        Pack(iter.into_iter().collect())
+    }
+}
+
+impl IntoIterator for Pack {
+    type Item = Observable;
+    type IntoIter = std::vec::IntoIter<Observable>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a Pack {
+    type Item = &'a Observable;
+    type IntoIter = std::slice::Iter<'a, Observable>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+/// A cap on the sum of the declared `budget_hint.compute_ms` of the observables run in one
+/// call. The hints are the spec author's estimates; nothing is timed or recalibrated.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Budget {
+    pub max_compute_ms: f64,
+}
+
+/// Why an eligible observable was not computed this step.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum SkipReason {
+    /// Its declared cost did not fit in what was left of the budget.
+    Budget { cost_ms: f64, left_ms: f64 },
+    /// The source has no tensor its selector picks.
+    NoTensor { source: String, selector: String },
+}
+
+/// An observable left out of a step, and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Skipped {
+    pub id: String,
+    #[serde(flatten)]
+    pub reason: SkipReason,
+}
+
+/// Why the runtime could not build or an observable could not be computed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RuntimeError {
+    /// Two observables in a pack have the same id; both specs are given. Fix the pack.
+    DuplicateId {
+        id: String,
+        first: String,
+        second: String,
+    },
+    /// A transform or reduction cannot take the tensor's shape.
+    Op {
+        id: String,
+        key: String,
+        shape: Vec<usize>,
+        error: Box<OpError>,
+    },
+    /// The source could not hand out a tensor the observable needs.
+    Source { id: String, error: SourceError },
+    /// A custom compute failed, or was given more than one tensor.
+    Custom {
+        id: String,
+        key: String,
+        message: String,
+    },
+    /// The sink could not store or read values.
+    Sink(SinkError),
+}
+
+impl fmt::Display for RuntimeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RuntimeError::DuplicateId { id, first, second } => {
+                write!(f, "two observables have id {id}: {first} and {second}")
+            }
+            RuntimeError::Op {
+                id,
+                key,
+                shape,
+                error,
+            } => write!(f, "observable {id} on {key} (shape {shape:?}): {error}"),
+            RuntimeError::Source { id, error } => write!(f, "observable {id}: {error}"),
+            RuntimeError::Custom { id, key, message } => {
+                write!(f, "observable {id} on {key}: {message}")
+            }
+            RuntimeError::Sink(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for RuntimeError {}
+
+/// What one call observed: values by spec id, temporal values (when asked for), what was
+/// skipped and what failed.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Observation {
+    pub step: u64,
+    pub values: BTreeMap<String, Value>,
+    pub temporal: BTreeMap<String, Option<f64>>,
+    pub skipped: Vec<Skipped>,
+    pub failed: Vec<RuntimeError>,
+}
+
+impl Observation {
+    /// The observation, or its first failure.
+    pub fn ok(self) -> Result<Observation, RuntimeError> {
+        match self.failed.first() {
+            Some(e) => Err(e.clone()),
+            None => Ok(self),
+        }
+    }
+}
+
+/// Runs a pack of observables over sources, one step at a time.
+#[derive(Debug, Clone)]
+pub struct Runtime {
+    observables: Vec<Observable>,
+    budget: Option<Budget>,
+    temporal: bool,
+}
+
+/// Work on one tensor: fused plans and custom computes, by observable index.
+#[derive(Default)]
+struct PerKey {
+    plans: Vec<(usize, Plan)>,
+    customs: Vec<usize>,
+}
+
+/// Plans over several tensors reduced as one flat vector.
+struct Across {
+    keys: Vec<String>,
+    set: HashSet<String>,
+    batch: Batch,
+    slots: Vec<(usize, usize)>,
+    failed: bool,
+}
+
+impl Runtime {
+    /// A runtime over a pack; refuses a pack with two equal ids, naming both observables.
+    pub fn new(pack: Pack) -> Result<Runtime, RuntimeError> {
+        let mut seen: BTreeMap<&str, &Observable> = BTreeMap::new();
+        for o in &pack {
+            if let Some(first) = seen.insert(o.id(), o) {
+                return Err(RuntimeError::DuplicateId {
+                    id: o.id().to_string(),
+                    first: first.describe(),
+                    second: o.describe(),
+                });
+            }
+        }
+        Ok(Runtime {
+            observables: pack.into_iter().collect(),
+            budget: None,
+            temporal: false,
+        })
+    }
+
+    /// Cap the declared cost per call (observables without a hint count as 0 ms).
+    pub fn with_budget(mut self, budget: Budget) -> Self {
+        self.budget = Some(budget);
+        self
+    }
+
+    /// Whether [`Runtime::observe_into`] also applies each spec's temporal function over
+    /// the history of its id stored in the sink.
+    pub fn with_temporal(mut self, apply: bool) -> Self {
+        self.temporal = apply;
+        self
+    }
+
+    pub fn observables(&self) -> &[Observable] {
+        &self.observables
+    }
+
+    /// The observables due at this step (`step % frequency == 0`), in pack order, while their
+    /// declared costs fit the budget; the ones that do not fit are skipped.
+    pub fn eligible(&self, step: u64) -> (Vec<usize>, Vec<Skipped>) {
+        let mut left = self.budget.map_or(f64::INFINITY, |b| b.max_compute_ms);
+        let (mut run, mut skipped) = (Vec::new(), Vec::new());
+        for (i, o) in self.observables.iter().enumerate() {
+            if step % o.spec.frequency.max(1) != 0 {
+                continue;
+            }
+            let cost = o.spec.budget_hint.as_ref().map_or(0.0, |h| h.compute_ms);
+            if cost <= left {
+                left -= cost;
+                run.push(i);
+            } else {
+                skipped.push(Skipped {
+                    id: o.id.clone(),
+                    reason: SkipReason::Budget {
+                        cost_ms: cost,
+                        left_ms: left,
+                    },
+                });
+            }
+        }
+        (run, skipped)
+    }
+
+    /// Compute every eligible observable at `step` over a source: each key read once, every
+    /// builtin reduction over one tensor in one pass.
+    pub fn observe(&self, step: u64, source: &dyn TensorSource) -> Observation {
+        let (run, skipped) = self.eligible(step);
+        let mut obs = Observation {
+            step,
+            skipped,
+            ..Observation::default()
+        };
+        let keys = match source.list() {
+            Ok(keys) => keys,
+            Err(error) => {
+                for i in run {
+                    let id = self.observables[i].id.clone();
+                    obs.failed.push(RuntimeError::Source {
+                        id,
+                        error: error.clone(),
+                    });
+                }
+                return obs;
+            }
+        };
+        let mut per_key: BTreeMap<String, PerKey> = BTreeMap::new();
+        let mut across: Vec<Across> = Vec::new();
+        let index = KeyIndex::new(&keys);
+        for i in run {
+            self.plan_one(i, &index, &mut per_key, &mut across, &mut obs);
+        }
+        let in_across: HashSet<String> =
+            across.iter().flat_map(|a| a.set.iter().cloned()).collect();
+        for key in &keys {
+            let work = per_key.remove(key);
+            let wanted = work.is_some() || in_across.contains(key);
+            if wanted {
+                self.observe_key(key, work.unwrap_or_default(), source, &mut across, &mut obs);
+            }
+        }
+        for a in across.into_iter().filter(|a| !a.failed) {
+            let key = a.keys.join(",");
+            for ((i, _), result) in a.slots.iter().zip(a.batch.finish()) {
+                self.record(*i, &key, &[], result, &mut obs);
+            }
+        }
+        obs
+    }
+
+    /// Sort one observable into the work of its key, or of a set of keys.
+    fn plan_one(
+        &self,
+        i: usize,
+        index: &KeyIndex<'_>,
+        per_key: &mut BTreeMap<String, PerKey>,
+        across: &mut Vec<Across>,
+        obs: &mut Observation,
+    ) {
+        let o = &self.observables[i];
+        let selected = index.select(&o.spec.source, &Selector::parse(&o.spec.selector));
+        match (selected.as_slice(), &o.compute) {
+            ([], _) => obs.skipped.push(Skipped {
+                id: o.id.clone(),
+                reason: SkipReason::NoTensor {
+                    source: o.spec.source.clone(),
+                    selector: o.spec.selector.clone(),
+                },
+            }),
+            ([key], Compute::Builtin(plan)) => per_key
+                .entry(key.to_string())
+                .or_default()
+                .plans
+                .push((i, plan.clone())),
+            ([key], Compute::Custom(_)) => {
+                per_key.entry(key.to_string()).or_default().customs.push(i)
+            }
+            (many, Compute::Custom(_)) => obs.failed.push(RuntimeError::Custom {
+                id: o.id.clone(),
+                key: many.join(","),
+                message: format!(
+                    "a custom compute takes one tensor; the selector picked {}",
+                    many.len()
+                ),
+            }),
+            (many, Compute::Builtin(plan)) => {
+                let many: Vec<String> = many.iter().map(|k| k.to_string()).collect();
+                let a = match across.iter().position(|a| a.keys == many) {
+                    Some(p) => &mut across[p],
+                    None => {
+                        across.push(Across {
+                            set: many.iter().cloned().collect(),
+                            keys: many,
+                            batch: Batch::flat(),
+                            slots: Vec::new(),
+                            failed: false,
+                        });
+                        across.last_mut().expect("just pushed")
+                    }
+                };
+                let slot = a.batch.add(plan);
+                a.slots.push((i, slot));
+            }
+        }
+    }
+
+    /// Read one key once and feed it, in one pass, to every plan on it.
+    fn observe_key(
+        &self,
+        key: &str,
+        work: PerKey,
+        source: &dyn TensorSource,
+        across: &mut [Across],
+        obs: &mut Observation,
+    ) {
+        let tensor = match source.read(key) {
+            Ok(t) => t,
+            Err(error) => {
+                let mut ids: Vec<usize> = work.plans.iter().map(|(i, _)| *i).collect();
+                ids.extend(&work.customs);
+                for a in across
+                    .iter_mut()
+                    .filter(|a| a.keys.iter().any(|k| k == key))
+                {
+                    a.failed = true;
+                    ids.extend(a.slots.iter().map(|(i, _)| *i));
+                }
+                for i in ids {
+                    let id = self.observables[i].id.clone();
+                    obs.failed.push(RuntimeError::Source {
+                        id,
+                        error: error.clone(),
+                    });
+                }
+                return;
+            }
+        };
+        let mut batch = Batch::new(&tensor.shape);
+        let slots: Vec<(usize, usize)> =
+            work.plans.iter().map(|(i, p)| (*i, batch.add(p))).collect();
+        let feeding: Vec<usize> = (0..across.len())
+            .filter(|&j| !across[j].failed && across[j].set.contains(key))
+            .collect();
+        let len = feeding
+            .iter()
+            .map(|&j| across[j].batch.chunk_len())
+            .fold(batch.chunk_len(), usize::min);
+        crate::ops::for_each_native_chunk(&tensor.data, len, &mut |chunk| {
+            if !slots.is_empty() {
+                batch.feed_chunk(chunk);
+            }
+            for &j in &feeding {
+                across[j].batch.feed_chunk(chunk);
+            }
+        });
+        for ((i, _), result) in slots.iter().zip(batch.finish()) {
+            self.record(*i, key, &tensor.shape, result, obs);
+        }
+        for i in work.customs {
+            let o = &self.observables[i];
+            let Compute::Custom(f) = &o.compute else {
+                continue;
+            };
+            match f(&tensor) {
+                Ok(v) => {
+                    obs.values.insert(o.id.clone(), v);
+                }
+                Err(message) => obs.failed.push(RuntimeError::Custom {
+                    id: o.id.clone(),
+                    key: key.to_string(),
+                    message,
+                }),
+            }
+        }
+    }
+
+    fn record(
+        &self,
+        i: usize,
+        key: &str,
+        shape: &[usize],
+        result: Result<Value, OpError>,
+        obs: &mut Observation,
+    ) {
+        let id = self.observables[i].id.clone();
+        match result {
+            Ok(v) => {
+                obs.values.insert(id, v);
+            }
+            Err(error) => {
+                let shape = match &error {
+                    OpError::Shape { shape: s, .. } if shape.is_empty() => s.clone(),
+                    _ => shape.to_vec(),
+                };
+                obs.failed.push(RuntimeError::Op {
+                    id,
+                    key: key.to_string(),
+                    shape,
+                    error: Box::new(error),
+                });
+            }
+        }
+    }
+
+    /// [`Runtime::observe`], then write the values to a sink; with the temporal option, also
+    /// apply each spec's temporal function over the stored history of its id (scalars only;
+    /// the temporal values are returned, not stored).
+    pub fn observe_into(
+        &self,
+        step: u64,
+        source: &dyn TensorSource,
+        sink: &mut dyn ValueSink,
+    ) -> Result<Observation, RuntimeError> {
+        let mut obs = self.observe(step, source);
+        sink.write(step, &obs.values).map_err(RuntimeError::Sink)?;
+        if !self.temporal {
+            return Ok(obs);
+        }
+        for o in &self.observables {
+            let Some(temporal) = &o.spec.temporal else {
+                continue;
+            };
+            if !obs.values.contains_key(&o.id) {
+                continue;
+            }
+            let history: Vec<f64> = sink
+                .history(&o.id, step)
+                .map_err(RuntimeError::Sink)?
+                .iter()
+                .map(|(_, v)| v.as_scalar().unwrap_or(f64::NAN))
+                .collect();
+            obs.temporal.insert(o.id.clone(), temporal.last(&history));
+        }
+        Ok(obs)
+    }
+}
+
+/// The runtime's path over files: a step's source (an NPZ dump, a checkpoint) handed in.
+#[derive(Debug, Clone)]
+pub struct OfflineAnalyzer {
+    runtime: Runtime,
+}
+
+impl OfflineAnalyzer {
+    pub fn new(runtime: Runtime) -> Self {
+        OfflineAnalyzer { runtime }
+    }
+
+    /// Observe one step over the source that holds it.
+    pub fn analyze(&self, step: u64, context: &dyn TensorSource) -> Observation {
+        self.runtime.observe(step, context)
+    }
+
+    /// Observe one step and write it to a sink (see [`Runtime::observe_into`]).
+    pub fn analyze_into(
+        &self,
+        step: u64,
+        context: &dyn TensorSource,
+        sink: &mut dyn ValueSink,
+    ) -> Result<Observation, RuntimeError> {
+        self.runtime.observe_into(step, context, sink)
+    }
+}
