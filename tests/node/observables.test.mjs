@@ -1,16 +1,13 @@
-// Observables through the wasm build in Node: golden spec ids, generate, observeTensors and
-// the temporal functions. Run with `node --test tests/node/`; the wasm-bindgen (nodejs target)
-// module is taken from $SOMATIZE_WASM, else ../../pkg/node/somatize.js.
-const test = require('node:test');
-const assert = require('node:assert/strict');
-const fs = require('node:fs');
-const path = require('node:path');
+// Observables through the built package in Node: golden spec ids, generate, observeTensors and
+// the temporal functions, with the native answers.
+import test from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import * as s from "somatize";
 
-const modulePath = process.env.SOMATIZE_WASM || path.join(__dirname, '../../pkg/node/somatize.js');
-const s = require(modulePath);
+const golden = JSON.parse(fs.readFileSync(new URL("../golden/spec_ids.json", import.meta.url)));
 
 test('golden spec ids match the native ones', () => {
-  const golden = JSON.parse(fs.readFileSync(path.join(__dirname, '../golden/spec_ids.json')));
   for (const g of golden) {
     assert.equal(s.specId(g.spec), g.id, JSON.stringify(g.spec));
     assert.equal(s.specCanonical(g.spec), g.canonical);
