@@ -4,6 +4,7 @@
 pub mod cli;
 pub mod spec;
 pub mod stats;
+pub mod store;
 pub mod tensor;
 
 #[cfg(target_arch = "wasm32")]
