@@ -2,6 +2,8 @@
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod cli;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod record;
 pub mod spec;
 pub mod stats;
 pub mod store;

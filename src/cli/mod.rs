@@ -1,5 +1,7 @@
 //! The native command line: argument parsing and dispatch to one module per command.
 
+mod export;
+mod record;
 mod spec_id;
 
 use clap::{Parser, Subcommand};
@@ -17,6 +19,10 @@ pub struct Cli {
 enum Command {
     /// Print the 16-hex-char id of an observable spec (JSON) and its canonical form.
     SpecId(spec_id::Args),
+    /// Run a training command and record what it sends into a store.
+    Record(record::Args),
+    /// Write a snapshot zip of a store (or of some runs, or their last N forwards).
+    Export(export::Args),
 }
 
 /// Parse the process arguments, run the command, and turn an error into exit status 2.
@@ -24,6 +30,8 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::SpecId(args) => spec_id::run(args),
+        Command::Record(args) => record::run(args),
+        Command::Export(args) => export::run(args),
     };
     match result {
         Ok(code) => code,

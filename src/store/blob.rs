@@ -260,7 +260,7 @@ impl Blob {
 }
 
 /// The summarised fields of a forward: for each summarised kind, the first fact of that kind
-/// gives `<kind>.<field>` for each of its extra fields, and `<kind>.took_us`.
+/// gives `<kind>.<field>` for each of its extra fields that is a number, text or boolean.
 pub fn summarise(facts: &[Fact], kinds: &[String]) -> Fields<'static> {
     let mut out = Vec::new();
     for kind in kinds {
@@ -272,10 +272,6 @@ pub fn summarise(facts: &[Fact], kinds: &[String]) -> Fields<'static> {
                 out.push((Cow::Owned(format!("{kind}.{name}")), v));
             }
         }
-        out.push((
-            Cow::Owned(format!("{kind}.took_us")),
-            super::fact::Field::Num(f.took_us as f64),
-        ));
     }
     Fields(out)
 }
@@ -372,7 +368,6 @@ mod tests {
         let facts = vec![Fact::new("fc1", "Linear"), Fact::loss(0.25)];
         let f = summarise(&facts, &["loss".into(), "absent".into()]);
         assert_eq!(f.get("loss.value"), Some(&super::super::fact::Field::Num(0.25)));
-        assert!(f.get("loss.took_us").is_some());
-        assert_eq!(f.0.len(), 2);
+        assert_eq!(f.0.len(), 1, "fields {f:?}");
     }
 }
