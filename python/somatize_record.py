@@ -190,10 +190,11 @@ class Watcher:
         return hook
 
     def step(self, n, loss=None):
-        """Send forward ``n``: facts, activations, gradients, parameters and the loss."""
-        self._step = n
-        tensors = dict(self._acts) if self.rec.keeps_tensors(n) and n % self.every == 0 else {}
-        if tensors is not None and n % self.every == 0:
+        """Send forward ``n``: facts, activations, gradients, parameters and the loss.
+        Steps are expected to count up by one (hooks decide what to keep for step ``n + 1``)."""
+        keep = n % self.every == 0
+        tensors = dict(self._acts) if keep else {}
+        if keep:
             for pname, p in self.model.named_parameters():
                 tensors["param." + pname] = p.detach()
                 if p.grad is not None:
