@@ -50,7 +50,9 @@ fn payload_forward(f: u64, data: &[u8]) -> ForwardRecord<'_> {
 fn per_forward(base: &Path, n: u64, bytes: usize, durable: bool) -> Vec<f64> {
     let dir = fresh(base, "ingest");
     let data: Vec<u8> = (0..bytes).map(|i| (i % 251) as u8).collect();
-    let mut r = Recorder::with_writer(&dir, "bench", "w").unwrap().summarising(["loss"]);
+    let mut r = Recorder::with_writer(&dir, "bench", "w")
+        .unwrap()
+        .summarising(["loss"]);
     r.writer().durable = durable;
     (0..n)
         .map(|f| {
@@ -72,7 +74,13 @@ fn cp_time(base: &Path, n: u64, bytes: usize, sync: bool) -> f64 {
     let dst = base.join("cp-dst");
     let _ = std::fs::remove_dir_all(&dst);
     let t = Instant::now();
-    assert!(Command::new("cp").arg("-r").arg(&src).arg(&dst).status().unwrap().success());
+    assert!(Command::new("cp")
+        .arg("-r")
+        .arg(&src)
+        .arg(&dst)
+        .status()
+        .unwrap()
+        .success());
     if sync {
         Command::new("sync").status().ok();
     }
@@ -80,7 +88,9 @@ fn cp_time(base: &Path, n: u64, bytes: usize, sync: bool) -> f64 {
 }
 
 fn ingest(base: &Path, n: u64) {
-    println!("## ingest: {n} forwards of 1 MiB tensors (4 x 256 KiB f32) vs cp of {n} x 1 MiB files");
+    println!(
+        "## ingest: {n} forwards of 1 MiB tensors (4 x 256 KiB f32) vs cp of {n} x 1 MiB files"
+    );
     let mib_total = n as f64;
     for durable in [true, false] {
         let mut rates = Vec::new();
@@ -95,13 +105,21 @@ fn ingest(base: &Path, n: u64) {
         );
     }
     for sync in [false, true] {
-        let rates: Vec<f64> = (0..3).map(|_| mib_total / cp_time(base, n, MIB, sync)).collect();
-        println!("cp -r{}: median {:.0} MiB/s", if sync { " + sync" } else { "" }, median(rates));
+        let rates: Vec<f64> = (0..3)
+            .map(|_| mib_total / cp_time(base, n, MIB, sync))
+            .collect();
+        println!(
+            "cp -r{}: median {:.0} MiB/s",
+            if sync { " + sync" } else { "" },
+            median(rates)
+        );
     }
 }
 
 fn bookkeeping(base: &Path, n: u64) {
-    println!("## per-forward bookkeeping (facts only, no tensors) vs a forward with 1 MiB of tensors");
+    println!(
+        "## per-forward bookkeeping (facts only, no tensors) vs a forward with 1 MiB of tensors"
+    );
     for durable in [true, false] {
         let empty = median(per_forward(base, n, 0, durable));
         let full = median(per_forward(base, n, MIB, durable));
@@ -130,7 +148,11 @@ fn companion(base: &Path, n: u64) {
         .output()
         .unwrap();
     let secs = t.elapsed().as_secs_f64();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     println!(
         "## companion end to end (socket + frames + fsync'd writes, process start included): {n} x 1 MiB in {:.2} s = {:.0} MiB/s",
         secs,
@@ -141,7 +163,8 @@ fn companion(base: &Path, n: u64) {
 fn producer() {
     let n: u64 = std::env::var("BENCH_FORWARDS").unwrap().parse().unwrap();
     let addr = std::env::var("SOMATIZE_CHANNEL").unwrap();
-    let mut s = std::os::unix::net::UnixStream::connect(addr.strip_prefix("unix:").unwrap()).unwrap();
+    let mut s =
+        std::os::unix::net::UnixStream::connect(addr.strip_prefix("unix:").unwrap()).unwrap();
     let data: Vec<u8> = (0..MIB).map(|i| (i % 251) as u8).collect();
     for f in 0..n {
         let header = serde_json::json!({
@@ -184,7 +207,13 @@ fn scan(base: &Path, lines: u64) {
             .for_each_line(
                 "big",
                 "w",
-                &mut |l| sum += l.fields.get("loss.value").and_then(|f| f.as_f64()).unwrap_or(0.0),
+                &mut |l| {
+                    sum += l
+                        .fields
+                        .get("loss.value")
+                        .and_then(|f| f.as_f64())
+                        .unwrap_or(0.0)
+                },
                 &mut |e| panic!("{e}"),
             )
             .unwrap();
@@ -206,10 +235,12 @@ fn scan(base: &Path, lines: u64) {
         )
         .arg(wdir.join("index.jsonl"))
         .output();
-    let py = py
-        .ok()
-        .filter(|o| o.status.success())
-        .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse::<f64>().ok());
+    let py = py.ok().filter(|o| o.status.success()).and_then(|o| {
+        String::from_utf8_lossy(&o.stdout)
+            .trim()
+            .parse::<f64>()
+            .ok()
+    });
     println!(
         "## index scan of {lines} lines: borrowed for_each_line median {:.3} s, merged owned scan {:.3} s, python json.loads {}",
         ours,
@@ -226,10 +257,18 @@ fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
     }
-    let base = std::env::var("BENCH_DIR").map(PathBuf::from).unwrap_or_else(|_| std::env::temp_dir());
+    let base = std::env::var("BENCH_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| std::env::temp_dir());
     let base = fresh(&base, "somatize-bench");
-    let n: u64 = std::env::var("BENCH_FORWARDS").ok().and_then(|v| v.parse().ok()).unwrap_or(200);
-    println!("# somatize store benchmark in {} ({n} forwards)", base.display());
+    let n: u64 = std::env::var("BENCH_FORWARDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200);
+    println!(
+        "# somatize store benchmark in {} ({n} forwards)",
+        base.display()
+    );
     ingest(&base, n);
     bookkeeping(&base, n);
     companion(&base, n);

@@ -22,10 +22,16 @@ const ROLE: &str = "SOMATIZE_TEST_ROLE";
 /// Run this binary as a child in `role` with extra environment.
 fn spawn_role(role: &str, env: &[(&str, String)]) -> Child {
     let mut c = Command::new(std::env::current_exe().unwrap());
-    c.args(["--ignored", "--exact", "child_role", "--nocapture", "--test-threads=1"])
-        .env(ROLE, role)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
+    c.args([
+        "--ignored",
+        "--exact",
+        "child_role",
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .env(ROLE, role)
+    .stdout(Stdio::null())
+    .stderr(Stdio::null());
     for (k, v) in env {
         c.env(k, v);
     }
@@ -36,15 +42,22 @@ fn spawn_role(role: &str, env: &[(&str, String)]) -> Child {
 #[test]
 #[ignore]
 fn child_role() {
-    let Ok(role) = std::env::var(ROLE) else { return };
+    let Ok(role) = std::env::var(ROLE) else {
+        return;
+    };
     let store = PathBuf::from(std::env::var("STORE").unwrap());
     let run = std::env::var("RUN").unwrap();
     let writer = std::env::var("WRITER").unwrap_or_else(|_| "w".into());
-    let count: u64 = std::env::var("COUNT").ok().and_then(|c| c.parse().ok()).unwrap_or(u64::MAX);
+    let count: u64 = std::env::var("COUNT")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(u64::MAX);
     match role.as_str() {
         // Write forwards through the Recorder, continuing after the last one in the index.
         "writer" => {
-            let mut r = Recorder::with_writer(&store, &run, &writer).unwrap().summarising(["loss"]);
+            let mut r = Recorder::with_writer(&store, &run, &writer)
+                .unwrap()
+                .summarising(["loss"]);
             let start = r.writer().last_forward().map_or(0, |f| f + 1);
             let mut rng = Rng(start * 7919 + 1);
             for f in start..start.saturating_add(count) {
@@ -60,13 +73,18 @@ fn child_role() {
             let mut rng = Rng(3);
             for f in 0..count {
                 let n = 256 + rng.below(8192) as usize;
-                let data: Vec<u8> = values(f, 0, n).iter().flat_map(|v| v.to_le_bytes()).collect();
+                let data: Vec<u8> = values(f, 0, n)
+                    .iter()
+                    .flat_map(|v| v.to_le_bytes())
+                    .collect();
                 let header = serde_json::json!({
                     "forward": f,
                     "facts": [{"node": "loss", "kind": "loss", "value": f as f64}],
                     "tensors": [{"key": "act.layer0", "dtype": "float32", "shape": [n]}],
                 });
-                if s.write_all(&somatize::record::frame::encode(&header, &[&data])).is_err() {
+                if s.write_all(&somatize::record::frame::encode(&header, &[&data]))
+                    .is_err()
+                {
                     return;
                 }
             }
@@ -91,7 +109,11 @@ fn check_intact(root: &Path, run: &str, key: &str) -> u64 {
             .unwrap_or_else(|e| panic!("run {run}, forward {f}: {e}"));
         let t = blob.tensor(key).unwrap().expect("tensor kept");
         let len = t.shape[0];
-        assert_eq!(t.data, TensorData::F32(values(f, 0, len)), "run {run}, forward {f}: tensor");
+        assert_eq!(
+            t.data,
+            TensorData::F32(values(f, 0, len)),
+            "run {run}, forward {f}: tensor"
+        );
         n += 1;
     }
     n
@@ -116,11 +138,17 @@ fn killing_the_recorder_loses_at_most_the_forward_in_flight() {
         torn += index.last().is_some_and(|&b| b != b'\n') as u32;
         let blobs = std::fs::read_dir(root.join("runs/r/w/blobs"));
         temporaries += blobs.map_or(0, |d| {
-            d.filter(|e| e.as_ref().is_ok_and(|e| e.file_name().to_string_lossy().ends_with(".tmp")))
-                .count()
+            d.filter(|e| {
+                e.as_ref()
+                    .is_ok_and(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+            })
+            .count()
         });
         let now = check_intact(&root, "r", "act.layer0");
-        assert!(now >= before, "trial {trial}: forwards went from {before} to {now}");
+        assert!(
+            now >= before,
+            "trial {trial}: forwards went from {before} to {now}"
+        );
         before = now;
     }
     assert!(before > 0, "no forward was ever written in {n} trials");
@@ -148,18 +176,29 @@ fn a_torn_line_is_ignored_then_repaired() {
     }
     drop(r);
     let index = root.join("runs/r/w/index.jsonl");
-    let mut f = std::fs::OpenOptions::new().append(true).open(&index).unwrap();
-    f.write_all(br#"{"forward":3,"written_us":17,"took"#).unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&index)
+        .unwrap();
+    f.write_all(br#"{"forward":3,"written_us":17,"took"#)
+        .unwrap();
     drop(f);
     let store = Store::open(DirFs::new(&root)).unwrap();
-    let got: Vec<u64> = store.scan("r").unwrap().map(|i| i.unwrap().entry.forward).collect();
+    let got: Vec<u64> = store
+        .scan("r")
+        .unwrap()
+        .map(|i| i.unwrap().entry.forward)
+        .collect();
     assert_eq!(got, [0, 1, 2], "the torn line was not ignored");
     let mut r = Recorder::with_writer(&root, "r", "w").unwrap();
     assert_eq!(r.writer().last_forward(), Some(2));
     r.record(&forward(3, 1, 8)).unwrap();
     let text = std::fs::read_to_string(&index).unwrap();
     assert_eq!(text.lines().count(), 4, "index after repair:\n{text}");
-    assert!(!text.contains("\"took\n") && !text.contains("\"took{"), "torn bytes kept:\n{text}");
+    assert!(
+        !text.contains("\"took\n") && !text.contains("\"took{"),
+        "torn bytes kept:\n{text}"
+    );
     assert_eq!(check_intact(&root, "r", "act.layer0"), 4);
 }
 
@@ -189,10 +228,17 @@ fn two_writer_processes_on_one_run_do_not_collide() {
     assert_eq!(items.len(), 120);
     for (i, item) in items.iter().enumerate() {
         assert_eq!(item.entry.forward, i as u64 / 2, "merged order at {i}");
-        assert_eq!(&*item.writer, if i % 2 == 0 { "a" } else { "b" }, "writer order at {i}");
+        assert_eq!(
+            &*item.writer,
+            if i % 2 == 0 { "a" } else { "b" },
+            "writer order at {i}"
+        );
         let blob = store.fetch("shared", &item.writer, &item.entry).unwrap();
         let t = blob.tensor("act.layer2").unwrap().unwrap();
-        assert_eq!(t.data, TensorData::F32(values(item.entry.forward, 2, t.shape[0])));
+        assert_eq!(
+            t.data,
+            TensorData::F32(values(item.entry.forward, 2, t.shape[0]))
+        );
     }
 }
 
@@ -200,8 +246,13 @@ fn two_writer_processes_on_one_run_do_not_collide() {
 fn one_writer_id_cannot_be_shared_by_two_writers() {
     let root = temp_dir("busy");
     let _a = Recorder::with_writer(&root, "r", "w").unwrap();
-    let err = Recorder::with_writer(&root, "r", "w").err().expect("second writer opened");
-    assert!(matches!(err, somatize::store::StoreError::WriterBusy { .. }), "{err}");
+    let err = Recorder::with_writer(&root, "r", "w")
+        .err()
+        .expect("second writer opened");
+    assert!(
+        matches!(err, somatize::store::StoreError::WriterBusy { .. }),
+        "{err}"
+    );
 }
 
 #[test]
@@ -219,7 +270,13 @@ fn killing_the_companion_keeps_every_whole_forward() {
             .arg(&root)
             .args(["--run", &run, "--writer", "w", "--"])
             .arg(&me)
-            .args(["--ignored", "--exact", "child_role", "--nocapture", "--test-threads=1"])
+            .args([
+                "--ignored",
+                "--exact",
+                "child_role",
+                "--nocapture",
+                "--test-threads=1",
+            ])
             .env(ROLE, "producer")
             .env("STORE", &root)
             .env("RUN", &run)

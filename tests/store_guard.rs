@@ -44,12 +44,21 @@ fn escaping_run_and_writer_names_are_refused() {
             got.err()
         );
     }
-    assert!(entries_outside(&root).is_empty(), "something was created outside the store");
-    assert!(!root.join("runs").exists(), "a refused name created a run folder");
+    assert!(
+        entries_outside(&root).is_empty(),
+        "something was created outside the store"
+    );
+    assert!(
+        !root.join("runs").exists(),
+        "a refused name created a run folder"
+    );
     somatize::store::writer::ensure_store(&root).unwrap();
     let store = Store::open(DirFs::new(&root)).unwrap();
     for run in ["../evil", "a/b", ".."] {
-        assert!(matches!(store.scan(run), Err(StoreError::BadName { .. })), "scan of {run:?}");
+        assert!(
+            matches!(store.scan(run), Err(StoreError::BadName { .. })),
+            "scan of {run:?}"
+        );
     }
 }
 
@@ -60,11 +69,21 @@ fn escaping_tensor_keys_are_refused_and_nothing_is_indexed() {
     for key in ["../k", "a/b", "..", "/abs", "k\0", ".hidden"] {
         let mut rec = forward(0, 1, 4);
         rec.tensors[0].key = Cow::Owned(key.to_string());
-        let err = r.record(&rec).err().unwrap_or_else(|| panic!("key {key:?} accepted"));
-        assert!(matches!(err, StoreError::BadName { .. }), "key {key:?}: {err}");
+        let err = r
+            .record(&rec)
+            .err()
+            .unwrap_or_else(|| panic!("key {key:?} accepted"));
+        assert!(
+            matches!(err, StoreError::BadName { .. }),
+            "key {key:?}: {err}"
+        );
     }
     let store = Store::open(DirFs::new(&root)).unwrap();
-    assert_eq!(store.scan("r").unwrap().count(), 0, "a refused forward was indexed");
+    assert_eq!(
+        store.scan("r").unwrap().count(),
+        0,
+        "a refused forward was indexed"
+    );
 }
 
 #[test]
@@ -86,22 +105,37 @@ fn an_index_line_pointing_outside_is_not_followed() {
             len: Some(1),
             crc32: Some(0),
         };
-        let err = store.fetch("r", "w", &entry).err().expect("fetched outside");
-        assert!(matches!(err, StoreError::BadName { .. }), "blob {blob:?}: {err}");
+        let err = store
+            .fetch("r", "w", &entry)
+            .err()
+            .expect("fetched outside");
+        assert!(
+            matches!(err, StoreError::BadName { .. }),
+            "blob {blob:?}: {err}"
+        );
     }
 }
 
 #[test]
 fn snapshot_paths_that_escape_are_refused() {
     let mut z = somatize::store::zipfile::ZipWriter::new(Vec::new());
-    z.add("somatize-store.json", &[br#"{"format":"somatize-store","version":"1.0"}"#])
-        .unwrap();
+    z.add(
+        "somatize-store.json",
+        &[br#"{"format":"somatize-store","version":"1.0"}"#],
+    )
+    .unwrap();
     z.add("runs/../../evil", &[b"x"]).unwrap();
     let (bytes, _, _) = z.finish().unwrap();
     let fs = ZipFs::new(bytes, "evil.zip").unwrap();
-    assert!(matches!(fs.read("runs/../../evil"), Err(StoreError::BadName { .. })));
+    assert!(matches!(
+        fs.read("runs/../../evil"),
+        Err(StoreError::BadName { .. })
+    ));
     let store = Store::open(fs).unwrap();
-    assert!(store.runs().unwrap().is_empty(), "an escaping entry listed as a run");
+    assert!(
+        store.runs().unwrap().is_empty(),
+        "an escaping entry listed as a run"
+    );
 }
 
 fn dev_full() -> bool {
@@ -122,9 +156,15 @@ fn a_full_disk_under_the_index_is_an_error() {
     std::fs::create_dir_all(dir.join("blobs")).unwrap();
     std::os::unix::fs::symlink("/dev/full", dir.join("index.jsonl")).unwrap();
     let mut r = Recorder::with_writer(&root, "r", "w").unwrap();
-    let err = r.record(&forward(0, 1, 16)).err().expect("a write to a full disk succeeded");
+    let err = r
+        .record(&forward(0, 1, 16))
+        .err()
+        .expect("a write to a full disk succeeded");
     assert!(matches!(err, StoreError::Io { .. }), "{err}");
-    assert!(err.to_string().contains("index.jsonl"), "error does not name the file: {err}");
+    assert!(
+        err.to_string().contains("index.jsonl"),
+        "error does not name the file: {err}"
+    );
     assert!(
         err.to_string().to_lowercase().contains("no space"),
         "error does not say the disk is full: {err}"
@@ -141,12 +181,23 @@ fn a_full_disk_under_a_blob_is_an_error_and_nothing_is_indexed() {
     r.record(&forward(0, 1, 16)).unwrap();
     let tmp = root.join("runs/r/w/blobs/000000000001.npz.tmp");
     std::os::unix::fs::symlink("/dev/full", &tmp).unwrap();
-    let err = r.record(&forward(1, 1, 4096)).err().expect("a blob write to a full disk succeeded");
+    let err = r
+        .record(&forward(1, 1, 4096))
+        .err()
+        .expect("a blob write to a full disk succeeded");
     assert!(matches!(err, StoreError::Io { .. }), "{err}");
     assert!(err.to_string().to_lowercase().contains("no space"), "{err}");
     let store = Store::open(DirFs::new(&root)).unwrap();
-    let got: Vec<u64> = store.scan("r").unwrap().map(|i| i.unwrap().entry.forward).collect();
-    assert_eq!(got, [0], "the failed forward was indexed, or the earlier one lost");
+    let got: Vec<u64> = store
+        .scan("r")
+        .unwrap()
+        .map(|i| i.unwrap().entry.forward)
+        .collect();
+    assert_eq!(
+        got,
+        [0],
+        "the failed forward was indexed, or the earlier one lost"
+    );
     std::fs::remove_file(&tmp).unwrap();
     r.record(&forward(1, 1, 16)).unwrap();
 }

@@ -39,34 +39,70 @@ fn the_numpy_example_records_and_reads_back() {
     }
     let root = temp_dir("py");
     let out = record(&root, "mlp", &["--steps", "12"]);
-    assert!(out.status.success(), "somatize record failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "somatize record failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let store = Store::open(DirFs::new(&root)).unwrap();
     let items: Vec<_> = store.scan("mlp").unwrap().map(Result::unwrap).collect();
-    assert_eq!(items.iter().map(|i| i.entry.forward).collect::<Vec<_>>(), (0..12).collect::<Vec<_>>());
+    assert_eq!(
+        items.iter().map(|i| i.entry.forward).collect::<Vec<_>>(),
+        (0..12).collect::<Vec<_>>()
+    );
     let mut losses = Vec::new();
     for item in &items {
-        let loss = item.entry.field("loss.value").and_then(Field::as_f64).expect("loss.value summarised");
+        let loss = item
+            .entry
+            .field("loss.value")
+            .and_then(Field::as_f64)
+            .expect("loss.value summarised");
         losses.push(loss);
         let blob = store.fetch("mlp", &item.writer, &item.entry).unwrap();
         let nodes: Vec<String> = blob.facts().unwrap().into_iter().map(|f| f.node).collect();
-        assert_eq!(nodes, ["fc1", "relu", "fc2", "loss"], "facts of forward {}", item.entry.forward);
+        assert_eq!(
+            nodes,
+            ["fc1", "relu", "fc2", "loss"],
+            "facts of forward {}",
+            item.entry.forward
+        );
         let keys = blob.tensor_keys();
         if item.entry.forward % 5 == 0 {
-            assert!(keys.contains(&"grad.fc1.weight") && keys.contains(&"act.relu"), "keys {keys:?}");
+            assert!(
+                keys.contains(&"grad.fc1.weight") && keys.contains(&"act.relu"),
+                "keys {keys:?}"
+            );
             let w = blob.tensor("param.fc1.weight").unwrap().unwrap();
             assert_eq!(w.shape, [8, 32]);
             let stats = blob.stats().unwrap();
-            assert_eq!(stats["act.relu"]["count"].0, (256 * 32) as f64, "stats computed on ingest");
+            assert_eq!(
+                stats["act.relu"]["count"].0,
+                (256 * 32) as f64,
+                "stats computed on ingest"
+            );
         } else {
-            assert!(keys.is_empty(), "--every 5 kept tensors of forward {}", item.entry.forward);
+            assert!(
+                keys.is_empty(),
+                "--every 5 kept tensors of forward {}",
+                item.entry.forward
+            );
         }
     }
-    assert!(losses.last() < losses.first(), "the example did not train: {losses:?}");
+    assert!(
+        losses.last() < losses.first(),
+        "the example did not train: {losses:?}"
+    );
     let writer = &items[0].writer;
     let exit = store.exit("mlp", writer).unwrap().expect("exit record");
     assert!(exit.ok && exit.code == Some(0), "{exit:?}");
-    let reading = store.newest_reading("mlp", writer).unwrap().expect("a reading");
-    assert!(reading.cores.is_some_and(|c| c >= 1) && reading.served == Some(12), "{reading:?}");
+    let reading = store
+        .newest_reading("mlp", writer)
+        .unwrap()
+        .expect("a reading");
+    assert!(
+        reading.cores.is_some_and(|c| c >= 1) && reading.served == Some(12),
+        "{reading:?}"
+    );
 }
 
 #[test]
@@ -76,16 +112,28 @@ fn a_failing_command_marks_the_run_broke_where_it_stopped() {
     }
     let root = temp_dir("py-fail");
     let out = record(&root, "mlp", &["--steps", "20", "--fail-at", "7"]);
-    assert_eq!(out.status.code(), Some(3), "the command's status is passed on");
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "the command's status is passed on"
+    );
     let store = Store::open(DirFs::new(&root)).unwrap();
     let items: Vec<_> = store.scan("mlp").unwrap().map(Result::unwrap).collect();
     assert_eq!(items.len(), 8, "forwards 0..6 and the broke 7th");
-    assert!(items[..7].iter().all(|i| !i.entry.broke && store.fetch("mlp", &i.writer, &i.entry).is_ok()));
+    assert!(items[..7]
+        .iter()
+        .all(|i| !i.entry.broke && store.fetch("mlp", &i.writer, &i.entry).is_ok()));
     let last = &items[7].entry;
     assert_eq!((last.forward, last.broke), (7, true));
-    assert!(last.error.as_deref().unwrap_or("").contains("status 3"), "{last:?}");
+    assert!(
+        last.error.as_deref().unwrap_or("").contains("status 3"),
+        "{last:?}"
+    );
     let exit = store.exit("mlp", &items[0].writer).unwrap().unwrap();
-    assert!(!exit.ok && exit.code == Some(3) && exit.last_forward == Some(7), "{exit:?}");
+    assert!(
+        !exit.ok && exit.code == Some(3) && exit.last_forward == Some(7),
+        "{exit:?}"
+    );
 }
 
 #[test]
@@ -116,10 +164,16 @@ fn the_torch_hooks_record_when_torch_is_present() {
     let out = Command::new(env!("CARGO_BIN_EXE_somatize"))
         .args(["record", "--store"])
         .arg(&root)
-        .args(["--run", "t", "--", "python3", example, "--steps", "4", "--every", "2"])
+        .args([
+            "--run", "t", "--", "python3", example, "--steps", "4", "--every", "2",
+        ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let store = Store::open(DirFs::new(&root)).unwrap();
     let items: Vec<_> = store.scan("t").unwrap().map(Result::unwrap).collect();
     assert_eq!(items.len(), 4);

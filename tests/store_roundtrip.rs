@@ -9,7 +9,9 @@ use somatize::store::{snapshot, DirFs, Field, Store, StoreError, StoreFs, ZipFs}
 use somatize::tensor::TensorData;
 
 fn record_run(root: &std::path::Path, run: &str, writer: &str, forwards: u64) {
-    let mut r = Recorder::with_writer(root, run, writer).unwrap().summarising(["loss"]);
+    let mut r = Recorder::with_writer(root, run, writer)
+        .unwrap()
+        .summarising(["loss"]);
     for f in 0..forwards {
         r.record(&forward(f, 2, 64)).unwrap();
     }
@@ -22,14 +24,22 @@ fn check_reads<F: StoreFs>(store: &Store<F>, run: &str, forwards: u64) {
     for item in &items {
         let f = item.entry.forward;
         let loss = item.entry.field("loss.value").and_then(Field::as_f64);
-        assert_eq!(loss, Some(1.0 / (f as f64 + 1.0)), "loss.value of forward {f}");
+        assert_eq!(
+            loss,
+            Some(1.0 / (f as f64 + 1.0)),
+            "loss.value of forward {f}"
+        );
         let blob = store.fetch(run, &item.writer, &item.entry).unwrap();
         let facts = blob.facts().unwrap();
         assert_eq!(facts[0].node, "fc1", "first fact of forward {f}");
         assert_eq!(facts[0].took_us, 10 + f);
         assert_eq!(blob.stats().unwrap()["fc1"]["l2"].0, f as f64);
         let t = blob.tensor("act.layer1").unwrap().unwrap();
-        assert_eq!(t.data, TensorData::F32(values(f, 1, 64)), "tensor of forward {f}");
+        assert_eq!(
+            t.data,
+            TensorData::F32(values(f, 1, 64)),
+            "tensor of forward {f}"
+        );
     }
 }
 
@@ -58,13 +68,18 @@ fn recorded_forwards_scan_and_fetch_back() {
 fn last_n_reads_backwards_across_chunks() {
     // Lines long enough that 1 MiB chunks split lines: last() must stitch them.
     let root = temp_dir("last");
-    let mut r = Recorder::with_writer(&root, "r", "w").unwrap().summarising(["loss"]);
+    let mut r = Recorder::with_writer(&root, "r", "w")
+        .unwrap()
+        .summarising(["loss"]);
     for f in 0..3000u64 {
         let mut rec = forward(f, 0, 0);
+        rec.facts[1].extra.insert(
+            "note".into(),
+            serde_json::Value::String("x".repeat((f % 700) as usize)),
+        );
         rec.facts[1]
             .extra
-            .insert("note".into(), serde_json::Value::String("x".repeat((f % 700) as usize)));
-        rec.facts[1].extra.insert("value".into(), serde_json::json!(f));
+            .insert("value".into(), serde_json::json!(f));
         r.writer().durable = false;
         r.record(&rec).unwrap();
     }
@@ -100,7 +115,11 @@ fn snapshots_read_like_the_folder() {
     let last = root.join("last.zip");
     snapshot::export(&store, &["a".into()], Some(4), &last).unwrap();
     let snap = Store::open(ZipFs::open(&last).unwrap()).unwrap();
-    let got: Vec<u64> = snap.scan("a").unwrap().map(|i| i.unwrap().entry.forward).collect();
+    let got: Vec<u64> = snap
+        .scan("a")
+        .unwrap()
+        .map(|i| i.unwrap().entry.forward)
+        .collect();
     assert_eq!(got, [8, 9, 10, 11], "--last 4 keeps the last four");
     let blobs = snap.fs().list("runs/a/w0/blobs").unwrap();
     assert_eq!(blobs.len(), 4, "--last 4 holds four blobs, got {blobs:?}");
@@ -114,13 +133,20 @@ fn a_newer_format_is_refused_with_a_clear_message() {
         r#"{"format":"somatize-store","version":"2.0"}"#,
     )
     .unwrap();
-    let err = Store::open(DirFs::new(&root)).err().expect("opened a 2.0 store");
+    let err = Store::open(DirFs::new(&root))
+        .err()
+        .expect("opened a 2.0 store");
     assert!(matches!(err, StoreError::NewerFormat { .. }), "{err}");
     assert!(err.to_string().contains("2.0"), "message: {err}");
-    let err = Recorder::new(&root, "r").err().expect("wrote into a 2.0 store");
+    let err = Recorder::new(&root, "r")
+        .err()
+        .expect("wrote into a 2.0 store");
     assert!(matches!(err, StoreError::NewerFormat { .. }), "{err}");
     let empty = temp_dir("empty");
-    assert!(matches!(Store::open(DirFs::new(&empty)), Err(StoreError::NotAStore { .. })));
+    assert!(matches!(
+        Store::open(DirFs::new(&empty)),
+        Err(StoreError::NotAStore { .. })
+    ));
 }
 
 #[test]
@@ -152,16 +178,25 @@ fn bad_lines_and_bad_blobs_are_reported_and_the_rest_reads() {
     }
     assert_eq!(good.len(), 8, "forwards read around the bad line");
     assert_eq!(errors.len(), 1, "errors {errors:?}");
-    assert!(errors[0].contains("\"r\"") && errors[0].contains("line 7"), "{}", errors[0]);
+    assert!(
+        errors[0].contains("\"r\"") && errors[0].contains("line 7"),
+        "{}",
+        errors[0]
+    );
     let fetch = |f: u64| store.fetch("r", "w", &good[f as usize].entry);
-    assert!(matches!(fetch(2), Err(StoreError::BlobChecksum { forward: 2, .. })));
+    assert!(matches!(
+        fetch(2),
+        Err(StoreError::BlobChecksum { forward: 2, .. })
+    ));
     assert!(matches!(fetch(3), Err(StoreError::NotFound { .. })));
     assert!(fetch(4).is_ok(), "forward after the bad ones");
     assert!(fetch(7).is_ok(), "forward after the bad line");
 }
 
 fn record_run_more(root: &std::path::Path, from: u64, to: u64) {
-    let mut r = Recorder::with_writer(root, "r", "w").unwrap().summarising(["loss"]);
+    let mut r = Recorder::with_writer(root, "r", "w")
+        .unwrap()
+        .summarising(["loss"]);
     for f in from..to {
         r.record(&forward(f, 2, 64)).unwrap();
     }
@@ -174,7 +209,10 @@ fn forwards_must_increase_per_writer() {
     r.record(&forward(5, 0, 0)).unwrap();
     for f in [5, 4] {
         let err = r.record(&forward(f, 0, 0)).unwrap_err();
-        assert!(matches!(err, StoreError::Refused { .. }), "forward {f}: {err}");
+        assert!(
+            matches!(err, StoreError::Refused { .. }),
+            "forward {f}: {err}"
+        );
     }
     r.record(&forward(6, 0, 0)).unwrap();
 }
@@ -184,10 +222,16 @@ fn a_probe_is_forward_zero_of_its_run() {
     let root = temp_dir("probe");
     probe(&root, "abcdef0123456789", &forward(41, 1, 8)).unwrap();
     let store = Store::open(DirFs::new(&root)).unwrap();
-    let items: Vec<_> = store.scan("abcdef0123456789").unwrap().map(Result::unwrap).collect();
+    let items: Vec<_> = store
+        .scan("abcdef0123456789")
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
     assert_eq!(items.len(), 1);
     assert_eq!(items[0].entry.forward, 0);
-    let blob = store.fetch("abcdef0123456789", &items[0].writer, &items[0].entry).unwrap();
+    let blob = store
+        .fetch("abcdef0123456789", &items[0].writer, &items[0].entry)
+        .unwrap();
     assert_eq!(blob.meta().unwrap().forward, 0);
 }
 

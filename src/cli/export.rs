@@ -20,8 +20,10 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, String> {
-    let store = Store::open(DirFs::new(&args.store)).map_err(|e| format!("{}: {e}", args.store.display()))?;
-    let sum = snapshot::export(&store, &args.run, args.last, &args.output).map_err(|e| e.to_string())?;
+    let store = Store::open(DirFs::new(&args.store))
+        .map_err(|e| format!("{}: {e}", args.store.display()))?;
+    let sum =
+        snapshot::export(&store, &args.run, args.last, &args.output).map_err(|e| e.to_string())?;
     eprintln!(
         "somatize export: {} runs, {} writers, {} forwards, {} blobs, {} bytes -> {}",
         sum.runs,

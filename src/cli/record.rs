@@ -42,7 +42,11 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         run: args.run.clone(),
         every: args.every.max(1),
         writer: args.writer.unwrap_or_else(crate::record::default_writer_id),
-        summarising: args.summarise.into_iter().filter(|s| !s.is_empty()).collect(),
+        summarising: args
+            .summarise
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .collect(),
         reading_every: Duration::from_secs_f64(args.readings),
         stats: !args.no_stats,
     };

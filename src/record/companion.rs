@@ -124,7 +124,11 @@ impl Session {
             recorder: None,
             last_seen: None,
             summarising: self.opts.summarising.clone(),
-            name: if k == 0 { String::new() } else { format!("c{k}") },
+            name: if k == 0 {
+                String::new()
+            } else {
+                format!("c{k}")
+            },
         });
         if conn.recorder.is_none() {
             let r = if conn.name.is_empty() {
@@ -154,7 +158,11 @@ impl Session {
                 recorder: None,
                 last_seen: None,
                 summarising: self.opts.summarising.clone(),
-                name: if k == 0 { String::new() } else { format!("c{k}") },
+                name: if k == 0 {
+                    String::new()
+                } else {
+                    format!("c{k}")
+                },
             });
             if let Some(w) = &frame.header.writer {
                 conn.name = w.clone();
@@ -169,7 +177,11 @@ impl Session {
         }
         let forward = match frame.header.forward {
             Some(f) => f,
-            None => self.conns.get(&k).and_then(|c| c.last_seen).map_or(0, |f| f + 1),
+            None => self
+                .conns
+                .get(&k)
+                .and_then(|c| c.last_seen)
+                .map_or(0, |f| f + 1),
         };
         let every = self.opts.every.max(1);
         let mut rec = frame.record(forward, forward % every == 0);
@@ -234,7 +246,9 @@ impl Session {
         }
         let failures = self.report.failures;
         for conn in self.conns.values_mut() {
-            let Some(r) = conn.recorder.as_mut() else { continue };
+            let Some(r) = conn.recorder.as_mut() else {
+                continue;
+            };
             let mut broke_at = None;
             if let Some(why) = &died {
                 let at = conn.last_seen.map_or(0, |f| f + 1);
@@ -251,7 +265,9 @@ impl Session {
                 signal: status.signal(),
                 forwards: r.writer().written(),
                 last_forward: r.writer().last_forward(),
-                error: died.clone().or_else(|| (failures > 0).then(|| format!("{failures} writes failed"))),
+                error: died
+                    .clone()
+                    .or_else(|| (failures > 0).then(|| format!("{failures} writes failed"))),
             };
             if let Err(e) = r.finish(&exit) {
                 eprintln!("somatize record: could not write the exit record: {e}");
@@ -279,7 +295,8 @@ pub fn record(opts: Options, cmd: &[String]) -> Result<Report, String> {
         .summarising(opts.summarising.clone());
     let dir = socket_dir().map_err(|e| format!("could not make the channel folder: {e}"))?;
     let socket = dir.join("channel.sock");
-    let listener = UnixListener::bind(&socket).map_err(|e| format!("could not open the channel: {e}"))?;
+    let listener =
+        UnixListener::bind(&socket).map_err(|e| format!("could not open the channel: {e}"))?;
     let (tx, rx) = sync_channel::<Msg>(2);
     let stop = Arc::new(AtomicBool::new(false));
     let acceptor = {
@@ -294,7 +311,10 @@ pub fn record(opts: Options, cmd: &[String]) -> Result<Report, String> {
             stop.store(true, Ordering::Relaxed);
             let _ = acceptor.join();
             let _ = std::fs::remove_dir_all(&dir);
-            return Err(format!("could not start {:?}: {e}", cmd.first().map(String::as_str).unwrap_or("")));
+            return Err(format!(
+                "could not start {:?}: {e}",
+                cmd.first().map(String::as_str).unwrap_or("")
+            ));
         }
     };
     let mut machine = Machine::new(child.id());
@@ -306,7 +326,14 @@ pub fn record(opts: Options, cmd: &[String]) -> Result<Report, String> {
         report: Report::default(),
     };
     session.reading(&mut machine);
-    let status = pump(&mut session, &rx, &mut child, &stop, &mut machine, reading_every);
+    let status = pump(
+        &mut session,
+        &rx,
+        &mut child,
+        &stop,
+        &mut machine,
+        reading_every,
+    );
     let _ = acceptor.join();
     let _ = std::fs::remove_dir_all(&dir);
     session.reading(&mut machine);
@@ -328,7 +355,9 @@ fn pump(
     let mut status = None;
     let mut grace_until = None;
     loop {
-        let wait = next_reading.saturating_duration_since(Instant::now()).min(Duration::from_millis(50));
+        let wait = next_reading
+            .saturating_duration_since(Instant::now())
+            .min(Duration::from_millis(50));
         match rx.recv_timeout(wait) {
             Ok(Msg::Frame(k, f)) => session.on_frame(k, &f),
             Ok(Msg::Bad(k, e)) => {
@@ -352,7 +381,9 @@ fn pump(
             }
         }
         if grace_until.is_some_and(|g| Instant::now() > g) {
-            eprintln!("somatize record: connections still open 10 s after the command exited; stopping");
+            eprintln!(
+                "somatize record: connections still open 10 s after the command exited; stopping"
+            );
             break;
         }
     }

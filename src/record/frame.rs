@@ -128,7 +128,12 @@ pub fn read_frame(r: &mut dyn Read) -> Result<Option<Frame>, FrameError> {
     while got < 4 {
         match r.read(&mut len[got..]) {
             Ok(0) if got == 0 => return Ok(None),
-            Ok(0) => return Err(FrameError::Truncated { got: got as u64, want: 4 }),
+            Ok(0) => {
+                return Err(FrameError::Truncated {
+                    got: got as u64,
+                    want: 4,
+                })
+            }
             Ok(n) => got += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(FrameError::Io(e)),
@@ -136,7 +141,9 @@ pub fn read_frame(r: &mut dyn Read) -> Result<Option<Frame>, FrameError> {
     }
     let hlen = u32::from_le_bytes(len);
     if hlen > MAX_HEADER {
-        return Err(FrameError::BadHeader(format!("header of {hlen} bytes is over the cap")));
+        return Err(FrameError::BadHeader(format!(
+            "header of {hlen} bytes is over the cap"
+        )));
     }
     let mut header_bytes = Vec::new();
     read_exactly(r, hlen as u64, &mut header_bytes)?;
@@ -149,7 +156,8 @@ pub fn read_frame(r: &mut dyn Read) -> Result<Option<Frame>, FrameError> {
             key: t.key.clone(),
             reason,
         };
-        let dtype = parse_dtype(&t.dtype).ok_or_else(|| bad(format!("unknown dtype {:?}", t.dtype)))?;
+        let dtype =
+            parse_dtype(&t.dtype).ok_or_else(|| bad(format!("unknown dtype {:?}", t.dtype)))?;
         let n = t
             .shape
             .iter()
@@ -225,7 +233,10 @@ mod tests {
 
     #[test]
     fn frames_round_trip() {
-        let data: Vec<u8> = [1.0f32, 2.0, 3.0].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let data: Vec<u8> = [1.0f32, 2.0, 3.0]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
         let h = json!({"forward": 4, "facts": [{"node":"loss","kind":"loss","value":0.5}],
                        "tensors": [{"key":"act.fc1","dtype":"float32","shape":[3]}]});
         let bytes = encode(&h, &[&data]);
@@ -239,15 +250,31 @@ mod tests {
 
     #[test]
     fn cut_and_lying_frames_are_errors() {
-        let h = json!({"forward": 1, "tensors": [{"key":"k","dtype":"float64","shape":[1000000000]}]});
+        let h =
+            json!({"forward": 1, "tensors": [{"key":"k","dtype":"float64","shape":[1000000000]}]});
         let bytes = encode(&h, &[&[0u8; 16]]);
         let err = read_frame(&mut &bytes[..]).unwrap_err();
-        assert!(matches!(err, FrameError::Truncated { got: 16, .. }), "{err}");
-        let bytes = encode(&json!({"tensors": [{"key":"k","dtype":"object","shape":[1]}]}), &[]);
-        assert!(matches!(read_frame(&mut &bytes[..]), Err(FrameError::BadTensor { .. })));
+        assert!(
+            matches!(err, FrameError::Truncated { got: 16, .. }),
+            "{err}"
+        );
+        let bytes = encode(
+            &json!({"tensors": [{"key":"k","dtype":"object","shape":[1]}]}),
+            &[],
+        );
+        assert!(matches!(
+            read_frame(&mut &bytes[..]),
+            Err(FrameError::BadTensor { .. })
+        ));
         let mut huge = (MAX_HEADER + 1).to_le_bytes().to_vec();
         huge.extend(b"{}");
-        assert!(matches!(read_frame(&mut &huge[..]), Err(FrameError::BadHeader(_))));
-        assert!(matches!(read_frame(&mut &[1u8, 0][..]), Err(FrameError::Truncated { .. })));
+        assert!(matches!(
+            read_frame(&mut &huge[..]),
+            Err(FrameError::BadHeader(_))
+        ));
+        assert!(matches!(
+            read_frame(&mut &[1u8, 0][..]),
+            Err(FrameError::Truncated { .. })
+        ));
     }
 }

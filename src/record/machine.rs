@@ -6,7 +6,10 @@ use crate::store::Reading;
 fn cpu_times() -> Option<(u64, u64)> {
     let text = std::fs::read_to_string("/proc/stat").ok()?;
     let line = text.lines().next()?.strip_prefix("cpu ")?;
-    let v: Vec<u64> = line.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+    let v: Vec<u64> = line
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect();
     let total: u64 = v.iter().take(8).sum();
     let idle = v.get(3)? + v.get(4).copied().unwrap_or(0);
     Some((total.saturating_sub(idle), total))
@@ -31,7 +34,11 @@ fn rss_of(pid: u32) -> Option<u64> {
 pub fn tree_memory(root: u32) -> Option<u64> {
     let mut pids = Vec::new();
     for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-        if let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) {
+        if let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        {
             if let Some(ppid) = parent_of(pid) {
                 pids.push((pid, ppid));
             }
@@ -42,7 +49,11 @@ pub fn tree_memory(root: u32) -> Option<u64> {
     let mut i = 0;
     while i < tree.len() {
         let parent = tree[i];
-        tree.extend(pids.iter().filter(|&&(_, pp)| pp == parent).map(|&(p, _)| p));
+        tree.extend(
+            pids.iter()
+                .filter(|&&(_, pp)| pp == parent)
+                .map(|&(p, _)| p),
+        );
         i += 1;
     }
     Some(tree.iter().filter_map(|&p| rss_of(p)).sum())
@@ -67,14 +78,18 @@ impl Machine {
     pub fn read(&mut self) -> Reading {
         let now = cpu_times();
         let busy = match (self.last_cpu, now) {
-            (Some((b0, t0)), Some((b1, t1))) if t1 > t0 => Some((b1.saturating_sub(b0)) as f64 / (t1 - t0) as f64),
+            (Some((b0, t0)), Some((b1, t1))) if t1 > t0 => {
+                Some((b1.saturating_sub(b0)) as f64 / (t1 - t0) as f64)
+            }
             _ => None,
         };
         self.last_cpu = now.or(self.last_cpu);
         Reading {
             busy,
             memory: tree_memory(self.root),
-            cores: std::thread::available_parallelism().ok().map(|n| n.get() as u32),
+            cores: std::thread::available_parallelism()
+                .ok()
+                .map(|n| n.get() as u32),
             ..Default::default()
         }
     }
@@ -92,10 +107,18 @@ mod tests {
         }
         let mut m = Machine::new(std::process::id());
         let r = m.read();
-        assert!(r.memory.is_some_and(|b| b > 1 << 20), "memory {:?}", r.memory);
+        assert!(
+            r.memory.is_some_and(|b| b > 1 << 20),
+            "memory {:?}",
+            r.memory
+        );
         assert!(r.cores.is_some_and(|c| c >= 1));
         std::thread::sleep(std::time::Duration::from_millis(30));
         let r = m.read();
-        assert!(r.busy.is_some_and(|b| (0.0..=1.0).contains(&b)), "busy {:?}", r.busy);
+        assert!(
+            r.busy.is_some_and(|b| (0.0..=1.0).contains(&b)),
+            "busy {:?}",
+            r.busy
+        );
     }
 }

@@ -3,7 +3,8 @@
 use crate::stats::{Moments, Stats};
 use crate::store::fact::Num;
 use crate::store::{
-    blob, names, ExitRecord, ForwardRecord, IndexEntry, NodeStats, Reading, StoreError, TensorBytes, Writer,
+    blob, names, ExitRecord, ForwardRecord, IndexEntry, NodeStats, Reading, StoreError,
+    TensorBytes, Writer,
 };
 use crate::tensor::DType;
 use std::path::Path;
@@ -21,7 +22,13 @@ pub fn host_name() -> String {
     let safe: String = raw
         .trim()
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .take(100)
         .collect();
     if safe.is_empty() {
@@ -139,8 +146,12 @@ pub fn tensor_stats(t: &TensorBytes<'_>) -> Option<Stats> {
         DType::U8 => run::<1>(&t.data, |a| a[0] as f64),
         DType::I8 => run::<1>(&t.data, |a| a[0] as i8 as f64),
         DType::Bool => run::<1>(&t.data, |a| (a[0] != 0) as u8 as f64),
-        DType::F16 => run::<2>(&t.data, |a| crate::tensor::typed::f16_to_f64(u16::from_le_bytes(a))),
-        DType::BF16 => run::<2>(&t.data, |a| crate::tensor::typed::bf16_to_f64(u16::from_le_bytes(a))),
+        DType::F16 => run::<2>(&t.data, |a| {
+            crate::tensor::typed::f16_to_f64(u16::from_le_bytes(a))
+        }),
+        DType::BF16 => run::<2>(&t.data, |a| {
+            crate::tensor::typed::bf16_to_f64(u16::from_le_bytes(a))
+        }),
         _ => return None,
     })
 }

@@ -44,7 +44,11 @@ impl TensorBytes<'_> {
         names::key(&self.key)?;
         if npy::descr(self.dtype).is_none() {
             return Err(StoreError::Refused {
-                what: format!("tensor {:?}: {} has no .npy dtype; send it as float32", self.key, self.dtype.name()),
+                what: format!(
+                    "tensor {:?}: {} has no .npy dtype; send it as float32",
+                    self.key,
+                    self.dtype.name()
+                ),
             });
         }
         let want = self
@@ -93,7 +97,10 @@ impl ForwardRecord<'_> {
             let end = self
                 .facts
                 .iter()
-                .map(|f| f.began_us.saturating_add(f.took_us.min(i64::MAX as u64) as i64))
+                .map(|f| {
+                    f.began_us
+                        .saturating_add(f.took_us.min(i64::MAX as u64) as i64)
+                })
                 .max()
                 .unwrap_or(0);
             end.saturating_sub(start).max(0) as u64
@@ -134,7 +141,11 @@ pub struct ForwardMeta {
 }
 
 /// Write a blob to `out`; returns its length and CRC-32.
-pub fn write<W: Write>(out: W, meta: &ForwardMeta, rec: &ForwardRecord<'_>) -> std::io::Result<(W, u64, u32)> {
+pub fn write<W: Write>(
+    out: W,
+    meta: &ForwardMeta,
+    rec: &ForwardRecord<'_>,
+) -> std::io::Result<(W, u64, u32)> {
     let mut z = zipfile::ZipWriter::new(out);
     z.add(FORWARD_ENTRY, &[&serde_json::to_vec(meta)?])?;
     z.add(FACTS_ENTRY, &[&serde_json::to_vec(&rec.facts)?])?;
@@ -160,7 +171,14 @@ pub struct Blob {
 
 impl Blob {
     /// Check `bytes` against the length and CRC-32 the index recorded, then read its directory.
-    pub fn open(run: &str, forward: u64, path: &str, bytes: Vec<u8>, len: u64, crc: u32) -> Result<Self> {
+    pub fn open(
+        run: &str,
+        forward: u64,
+        path: &str,
+        bytes: Vec<u8>,
+        len: u64,
+        crc: u32,
+    ) -> Result<Self> {
         if bytes.len() as u64 != len {
             return Err(StoreError::BlobLength {
                 run: run.to_string(),
@@ -287,7 +305,8 @@ mod tests {
             .entry("fc1".into())
             .or_default()
             .insert("l2".into(), super::super::fact::Num(3.5));
-        let t = TypedTensor::from_f32("act.fc1", vec![1.0, -2.0, 3.0, f32::NAN], vec![2, 2]).unwrap();
+        let t =
+            TypedTensor::from_f32("act.fc1", vec![1.0, -2.0, 3.0, f32::NAN], vec![2, 2]).unwrap();
         let rec = ForwardRecord {
             forward: 7,
             facts: vec![Fact::new("fc1", "Linear"), Fact::loss(0.5)],
@@ -342,7 +361,10 @@ mod tests {
         let mid = bytes.len() / 2;
         bytes[mid] ^= 0x40;
         let err = Blob::open("r", 7, "b", bytes, len, crc).unwrap_err();
-        assert!(matches!(err, StoreError::BlobChecksum { forward: 7, .. }), "{err}");
+        assert!(
+            matches!(err, StoreError::BlobChecksum { forward: 7, .. }),
+            "{err}"
+        );
     }
 
     #[test]
@@ -367,7 +389,10 @@ mod tests {
     fn summaries_name_kind_dot_field() {
         let facts = vec![Fact::new("fc1", "Linear"), Fact::loss(0.25)];
         let f = summarise(&facts, &["loss".into(), "absent".into()]);
-        assert_eq!(f.get("loss.value"), Some(&super::super::fact::Field::Num(0.25)));
+        assert_eq!(
+            f.get("loss.value"),
+            Some(&super::super::fact::Field::Num(0.25))
+        );
         assert_eq!(f.0.len(), 1, "fields {f:?}");
     }
 }

@@ -95,7 +95,10 @@ impl Serialize for Num {
         match nonfinite_text(self.0) {
             Some(t) => s.serialize_str(t),
             // Whole numbers are written without a fraction (`3`, not `3.0`).
-            None if self.0.fract() == 0.0 && self.0.abs() < 9.0e15 && !(self.0 == 0.0 && self.0.is_sign_negative()) => {
+            None if self.0.fract() == 0.0
+                && self.0.abs() < 9.0e15
+                && !(self.0 == 0.0 && self.0.is_sign_negative()) =>
+            {
                 s.serialize_i64(self.0 as i64)
             }
             None => s.serialize_f64(self.0),
@@ -107,7 +110,9 @@ impl<'de> Deserialize<'de> for Num {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         match Field::deserialize(d)? {
             Field::Num(v) => Ok(Num(v)),
-            other => Err(de::Error::custom(format!("expected a number, got {other:?}"))),
+            other => Err(de::Error::custom(format!(
+                "expected a number, got {other:?}"
+            ))),
         }
     }
 }
@@ -145,7 +150,9 @@ impl Field<'_> {
         match self {
             Field::Num(v) => match nonfinite_text(*v) {
                 Some(t) => t.into(),
-                None => serde_json::Number::from_f64(*v).map_or(serde_json::Value::Null, Into::into),
+                None => {
+                    serde_json::Number::from_f64(*v).map_or(serde_json::Value::Null, Into::into)
+                }
             },
             Field::Text(t) => t.as_ref().into(),
             Field::Bool(b) => (*b).into(),
@@ -317,26 +324,35 @@ mod tests {
             let back: Num = serde_json::from_str(&text).unwrap();
             assert_eq!(back.0.to_bits(), v.to_bits(), "{v} went to {text}");
         }
-        let nan: Num = serde_json::from_str(&serde_json::to_string(&Num(f64::NAN)).unwrap()).unwrap();
+        let nan: Num =
+            serde_json::from_str(&serde_json::to_string(&Num(f64::NAN)).unwrap()).unwrap();
         assert!(nan.0.is_nan());
     }
 
     #[test]
     fn fields_borrow_and_keep_order() {
-        let text = r#"{"loss.value":0.5,"loss.took_us":3,"tag":"warm","ok":true,"gone":null,"bad":"NaN"}"#;
+        let text =
+            r#"{"loss.value":0.5,"loss.took_us":3,"tag":"warm","ok":true,"gone":null,"bad":"NaN"}"#;
         let f: Fields = serde_json::from_str(text).unwrap();
         let names: Vec<&str> = f.0.iter().map(|(k, _)| k.as_ref()).collect();
-        assert_eq!(names, ["loss.value", "loss.took_us", "tag", "ok", "gone", "bad"]);
+        assert_eq!(
+            names,
+            ["loss.value", "loss.took_us", "tag", "ok", "gone", "bad"]
+        );
         assert!(matches!(f.0[0].0, Cow::Borrowed(_)), "key was copied");
         assert_eq!(f.get("loss.value"), Some(&Field::Num(0.5)));
         assert_eq!(f.get("tag"), Some(&Field::Text("warm".into())));
-        assert!(f.get("bad").and_then(Field::as_f64).is_some_and(f64::is_nan));
+        assert!(f
+            .get("bad")
+            .and_then(Field::as_f64)
+            .is_some_and(f64::is_nan));
         assert_eq!(serde_json::to_string(&f).unwrap(), text);
     }
 
     #[test]
     fn facts_keep_extra_fields() {
-        let text = r#"{"node":"loss","kind":"loss","began_us":5,"took_us":1,"where":"gpu0","value":0.25}"#;
+        let text =
+            r#"{"node":"loss","kind":"loss","began_us":5,"took_us":1,"where":"gpu0","value":0.25}"#;
         let f: Fact = serde_json::from_str(text).unwrap();
         assert_eq!(f.where_, "gpu0");
         assert_eq!(f.extra.get("value"), Some(&serde_json::json!(0.25)));

@@ -50,7 +50,10 @@ impl FormatFile {
         let file: FormatFile =
             serde_json::from_slice(bytes).map_err(|e| not(format!("format file: {e}")))?;
         if file.format != FORMAT_NAME {
-            return Err(not(format!("format is {:?}, not {FORMAT_NAME:?}", file.format)));
+            return Err(not(format!(
+                "format is {:?}, not {FORMAT_NAME:?}",
+                file.format
+            )));
         }
         let major = file
             .version
@@ -109,7 +112,10 @@ mod tests {
         let msg = FormatFile::parse(br#"{"format":"somatize-store","version":"2.0"}"#)
             .unwrap_err()
             .to_string();
-        assert!(msg.contains("upgrade"), "message {msg:?} does not say what to do");
+        assert!(
+            msg.contains("upgrade"),
+            "message {msg:?} does not say what to do"
+        );
     }
 
     #[test]

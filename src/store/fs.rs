@@ -99,7 +99,8 @@ impl StoreFs for DirFs {
 
     fn read_range(&self, path: &str, offset: u64, len: u64) -> Result<Vec<u8>> {
         use std::io::{Read, Seek, SeekFrom};
-        let mut f = std::fs::File::open(self.path(path)?).map_err(|e| StoreError::io(path, "open", e))?;
+        let mut f =
+            std::fs::File::open(self.path(path)?).map_err(|e| StoreError::io(path, "open", e))?;
         f.seek(SeekFrom::Start(offset))
             .map_err(|e| StoreError::io(path, "seek", e))?;
         let mut out = Vec::new();
@@ -206,8 +207,12 @@ impl<R: RangeSource> ZipFs<R> {
             .index
             .entries
             .get(path)
-            .ok_or_else(|| StoreError::NotFound { path: path.to_string() })?;
-        let local = self.source.read_at(entry.header_offset, LOCAL_HEADER_READ)?;
+            .ok_or_else(|| StoreError::NotFound {
+                path: path.to_string(),
+            })?;
+        let local = self
+            .source
+            .read_at(entry.header_offset, LOCAL_HEADER_READ)?;
         self.index.data_span(&self.name, entry, &local)
     }
 }
@@ -224,17 +229,25 @@ impl ZipFs<FileSource> {
 impl<R: RangeSource> StoreFs for ZipFs<R> {
     fn list(&self, dir: &str) -> Result<Vec<String>> {
         check_dir(dir)?;
-        let prefix = if dir.is_empty() { String::new() } else { format!("{dir}/") };
+        let prefix = if dir.is_empty() {
+            String::new()
+        } else {
+            format!("{dir}/")
+        };
         let mut out: Vec<String> = Vec::new();
         for name in self.index.entries.range(prefix.clone()..).map(|(k, _)| k) {
-            let Some(rest) = name.strip_prefix(&prefix) else { break };
+            let Some(rest) = name.strip_prefix(&prefix) else {
+                break;
+            };
             let child = rest.split('/').next().unwrap_or_default();
             if !child.is_empty() && out.last().is_none_or(|l| l != child) {
                 out.push(child.to_string());
             }
         }
         if out.is_empty() && !dir.is_empty() {
-            return Err(StoreError::NotFound { path: dir.to_string() });
+            return Err(StoreError::NotFound {
+                path: dir.to_string(),
+            });
         }
         Ok(out)
     }
@@ -265,6 +278,8 @@ impl<R: RangeSource> StoreFs for ZipFs<R> {
             .entries
             .get(path)
             .map(|e| e.size)
-            .ok_or_else(|| StoreError::NotFound { path: path.to_string() })
+            .ok_or_else(|| StoreError::NotFound {
+                path: path.to_string(),
+            })
     }
 }

@@ -40,7 +40,11 @@ pub struct IndexEntry {
     pub broke: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    #[serde(default, skip_serializing_if = "fields_empty", deserialize_with = "owned_fields")]
+    #[serde(
+        default,
+        skip_serializing_if = "fields_empty",
+        deserialize_with = "owned_fields"
+    )]
     pub fields: FieldsOwned,
     /// The blob's path relative to its writer's folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -58,7 +62,9 @@ fn fields_empty(f: &FieldsOwned) -> bool {
     f.0.is_empty()
 }
 
-fn owned_fields<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<FieldsOwned, D::Error> {
+fn owned_fields<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<FieldsOwned, D::Error> {
     Ok(<Fields<'de> as Deserialize<'de>>::deserialize(d)?.into_owned())
 }
 
@@ -149,7 +155,10 @@ impl<'f, F: StoreFs + ?Sized> LineReader<'f, F> {
                 self.line_no += 1;
                 if self.skipping {
                     self.skipping = false;
-                    return Ok(Some((self.line_no, Err(format!("longer than {MAX_LINE} bytes")))));
+                    return Ok(Some((
+                        self.line_no,
+                        Err(format!("longer than {MAX_LINE} bytes")),
+                    )));
                 }
                 let raw = &self.buf[start..start + nl];
                 let text = std::str::from_utf8(raw).map_err(|_| "not UTF-8".to_string());
@@ -219,9 +228,17 @@ mod tests {
         let parsed = IndexLine::parse(line).unwrap();
         assert!(matches!(parsed.blob.as_ref().unwrap().0, Cow::Borrowed(_)));
         let entry = parsed.to_entry();
-        assert_eq!(entry.to_line(), line, "owned entry does not write the same line");
-        assert_eq!(entry.field("loss.value").and_then(|f| f.as_f64()), Some(0.5));
-        let broke = r#"{"forward":4,"written_us":1,"took_us":0,"broke":true,"error":"killed by signal 9"}"#;
+        assert_eq!(
+            entry.to_line(),
+            line,
+            "owned entry does not write the same line"
+        );
+        assert_eq!(
+            entry.field("loss.value").and_then(|f| f.as_f64()),
+            Some(0.5)
+        );
+        let broke =
+            r#"{"forward":4,"written_us":1,"took_us":0,"broke":true,"error":"killed by signal 9"}"#;
         let e = IndexLine::parse(broke).unwrap().to_entry();
         assert_eq!(e.to_line(), broke);
         assert!(e.blob.is_none());
@@ -229,7 +246,13 @@ mod tests {
 
     #[test]
     fn required_fields_are_required() {
-        for bad in [r#"{"written_us":1}"#, r#"{"forward":1}"#, "[1]", "{", r#"{"forward":-1,"written_us":1}"#] {
+        for bad in [
+            r#"{"written_us":1}"#,
+            r#"{"forward":1}"#,
+            "[1]",
+            "{",
+            r#"{"forward":-1,"written_us":1}"#,
+        ] {
             assert!(IndexLine::parse(bad).is_err(), "{bad} parsed");
         }
     }

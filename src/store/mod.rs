@@ -20,9 +20,9 @@ pub mod zipfile;
 pub use blob::{Blob, ForwardMeta, ForwardRecord, TensorBytes};
 pub use error::StoreError;
 pub use fact::{Fact, Field, Fields, NodeStats, Num};
-pub use fs::{RangeSource, StoreFs, ZipFs};
 #[cfg(not(target_arch = "wasm32"))]
 pub use fs::{DirFs, FileSource};
+pub use fs::{RangeSource, StoreFs, ZipFs};
 pub use index::{IndexEntry, IndexLine};
 pub use reading::{ExitRecord, Reading};
 pub use scan::{RunScan, ScanItem, Store};

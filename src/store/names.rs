@@ -104,9 +104,16 @@ mod tests {
             ("blob.tmp", false),
         ];
         for &(name, ok) in table {
-            assert_eq!(check("run", name).is_ok(), ok, "name {name:?}: wanted ok={ok}");
+            assert_eq!(
+                check("run", name).is_ok(),
+                ok,
+                "name {name:?}: wanted ok={ok}"
+            );
         }
-        assert!(check("run", &"a".repeat(201)).is_err(), "201 bytes accepted");
+        assert!(
+            check("run", &"a".repeat(201)).is_err(),
+            "201 bytes accepted"
+        );
     }
 
     #[test]

@@ -48,7 +48,11 @@ pub fn header(descr: &str, shape: &[usize]) -> Vec<u8> {
         _ => format!("({})", dims.join(", ")),
     };
     let dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape_text}, }}");
-    let (version, prefix) = if dict.len() + 11 < 65_000 { (1u8, 10) } else { (2u8, 12) };
+    let (version, prefix) = if dict.len() + 11 < 65_000 {
+        (1u8, 10)
+    } else {
+        (2u8, 12)
+    };
     let total = (prefix + dict.len() + 1).div_ceil(64) * 64;
     let pad = total - prefix - dict.len() - 1;
     let hlen = total - prefix;
@@ -99,8 +103,11 @@ pub fn parse(bytes: &[u8], key: &str, file: &str) -> Result<TypedTensor, String>
         .get(start..start.checked_add(hlen).ok_or("header length overflows")?)
         .ok_or("header runs past the entry")?;
     let dict = std::str::from_utf8(dict).map_err(|_| "header is not text")?;
-    let descr = dict_value(dict, "descr").ok_or("header has no descr")?.trim_matches('\'');
-    let dtype = dtype_of(descr).ok_or_else(|| format!("dtype {descr:?} is not one this store writes"))?;
+    let descr = dict_value(dict, "descr")
+        .ok_or("header has no descr")?
+        .trim_matches('\'');
+    let dtype =
+        dtype_of(descr).ok_or_else(|| format!("dtype {descr:?} is not one this store writes"))?;
     if dict_value(dict, "fortran_order") != Some("False") {
         return Err("Fortran-order arrays are not written by this store".into());
     }
@@ -110,7 +117,10 @@ pub fn parse(bytes: &[u8], key: &str, file: &str) -> Result<TypedTensor, String>
         .split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
-        .map(|s| s.parse::<usize>().map_err(|_| format!("bad shape {shape_text}")))
+        .map(|s| {
+            s.parse::<usize>()
+                .map_err(|_| format!("bad shape {shape_text}"))
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let data = &bytes[start + hlen..];
     let count = shape
@@ -129,7 +139,8 @@ pub fn parse(bytes: &[u8], key: &str, file: &str) -> Result<TypedTensor, String>
         key: key.to_string(),
         dtype: descr.to_string(),
     };
-    TypedTensor::new(decode(dtype, data), shape, provenance).ok_or_else(|| "shape does not match data".into())
+    TypedTensor::new(decode(dtype, data), shape, provenance)
+        .ok_or_else(|| "shape does not match data".into())
 }
 
 fn le<const N: usize, T>(data: &[u8], f: fn([u8; N]) -> T) -> Vec<T> {

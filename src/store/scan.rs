@@ -104,7 +104,12 @@ impl<F: StoreFs> Store<F> {
     /// The last `n` forwards of `run` (by forward number, all writers merged), reading each
     /// index backwards from its end: the cost is proportional to `n`, not to the run.
     /// Unreadable lines are skipped and handed to `bad`.
-    pub fn last(&self, run: &str, n: usize, bad: &mut dyn FnMut(StoreError)) -> Result<Vec<ScanItem>> {
+    pub fn last(
+        &self,
+        run: &str,
+        n: usize,
+        bad: &mut dyn FnMut(StoreError),
+    ) -> Result<Vec<ScanItem>> {
         let mut all = Vec::new();
         for w in self.writers(run)? {
             let writer: Arc<str> = Arc::from(w.as_str());
@@ -120,7 +125,13 @@ impl<F: StoreFs> Store<F> {
         Ok(all.split_off(skip))
     }
 
-    fn tail_of(&self, run: &str, writer: &str, n: usize, bad: &mut dyn FnMut(StoreError)) -> Result<Vec<IndexEntry>> {
+    fn tail_of(
+        &self,
+        run: &str,
+        writer: &str,
+        n: usize,
+        bad: &mut dyn FnMut(StoreError),
+    ) -> Result<Vec<IndexEntry>> {
         let path = index_path(run, writer);
         let len = self.fs.len(&path)?;
         let mut end = len;
@@ -142,14 +153,22 @@ impl<F: StoreFs> Store<F> {
             }
             first_chunk = false;
             // The piece before the first newline may continue in the previous chunk.
-            let head = if start > 0 && !lines.is_empty() { lines.remove(0).to_vec() } else { Vec::new() };
+            let head = if start > 0 && !lines.is_empty() {
+                lines.remove(0).to_vec()
+            } else {
+                Vec::new()
+            };
             for line in lines.iter().rev() {
                 if out.len() >= n {
                     break;
                 }
-                match std::str::from_utf8(line).map_err(|e| e.to_string()).and_then(|t| {
-                    IndexLine::parse(t).map(|l| l.to_entry()).map_err(|e| e.to_string())
-                }) {
+                match std::str::from_utf8(line)
+                    .map_err(|e| e.to_string())
+                    .and_then(|t| {
+                        IndexLine::parse(t)
+                            .map(|l| l.to_entry())
+                            .map_err(|e| e.to_string())
+                    }) {
                     Ok(e) => out.push(e),
                     Err(reason) => bad(StoreError::BadIndexLine {
                         run: run.to_string(),
@@ -203,7 +222,11 @@ impl<F: StoreFs> Store<F> {
         names::writer(writer)?;
         let (Some(blob), Some(len), Some(crc)) = (&entry.blob, entry.len, entry.crc32) else {
             return Err(StoreError::NotFound {
-                path: format!("{}/<blob of forward {}>", format::writer_dir(run, writer), entry.forward),
+                path: format!(
+                    "{}/<blob of forward {}>",
+                    format::writer_dir(run, writer),
+                    entry.forward
+                ),
             });
         };
         names::relative_path(blob)?;
@@ -232,7 +255,11 @@ impl<F: StoreFs> Store<F> {
     ) -> Result<()> {
         names::run(run)?;
         names::writer(writer)?;
-        let path = format!("{}/{}", format::writer_dir(run, writer), format::READINGS_FILE);
+        let path = format!(
+            "{}/{}",
+            format::writer_dir(run, writer),
+            format::READINGS_FILE
+        );
         let mut lines = match LineReader::open(&self.fs, &path) {
             Ok(l) => l,
             Err(StoreError::NotFound { .. }) => return Ok(()),
@@ -254,7 +281,11 @@ impl<F: StoreFs> Store<F> {
 
     /// One writer's newest reading (reads its readings file backwards, one chunk at a time).
     pub fn newest_reading(&self, run: &str, writer: &str) -> Result<Option<Reading>> {
-        let path = format!("{}/{}", format::writer_dir(run, writer), format::READINGS_FILE);
+        let path = format!(
+            "{}/{}",
+            format::writer_dir(run, writer),
+            format::READINGS_FILE
+        );
         names::run(run)?;
         names::writer(writer)?;
         let len = match self.fs.len(&path) {
@@ -281,13 +312,15 @@ impl<F: StoreFs> Store<F> {
         names::writer(writer)?;
         let path = format!("{}/{}", format::writer_dir(run, writer), format::EXIT_FILE);
         match self.fs.read(&path) {
-            Ok(bytes) => serde_json::from_slice(&bytes)
-                .map(Some)
-                .map_err(|e| StoreError::BadEntry {
-                    path,
-                    entry: format::EXIT_FILE.into(),
-                    reason: e.to_string(),
-                }),
+            Ok(bytes) => {
+                serde_json::from_slice(&bytes)
+                    .map(Some)
+                    .map_err(|e| StoreError::BadEntry {
+                        path,
+                        entry: format::EXIT_FILE.into(),
+                        reason: e.to_string(),
+                    })
+            }
             Err(StoreError::NotFound { .. }) => Ok(None),
             Err(e) => Err(e),
         }
@@ -329,7 +362,11 @@ impl<F: StoreFs> RunScan<'_, F> {
                 None
             }
             Ok(Some((line_no, text))) => {
-                match text.and_then(|t| IndexLine::parse(t).map(|l| l.to_entry()).map_err(|e| e.to_string())) {
+                match text.and_then(|t| {
+                    IndexLine::parse(t)
+                        .map(|l| l.to_entry())
+                        .map_err(|e| e.to_string())
+                }) {
                     Ok(e) => {
                         head.peeked = Some(e);
                         None

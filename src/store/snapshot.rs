@@ -20,7 +20,12 @@ pub struct ExportSummary {
 }
 
 /// Read `path` through `fs` twice in bounded chunks: once for its CRC, once into the zip.
-fn copy_entry<F: StoreFs, W: Write>(fs: &F, z: &mut ZipWriter<W>, path: &str, len: u64) -> Result<()> {
+fn copy_entry<F: StoreFs, W: Write>(
+    fs: &F,
+    z: &mut ZipWriter<W>,
+    path: &str,
+    len: u64,
+) -> Result<()> {
     let mut crc = crc32fast::Hasher::new();
     let mut at = 0;
     while at < len {
@@ -44,7 +49,9 @@ fn copy_entry<F: StoreFs, W: Write>(fs: &F, z: &mut ZipWriter<W>, path: &str, le
                 .read_range(path, at, index::CHUNK.min(len - at))
                 .map_err(std::io::Error::other)?;
             if chunk.is_empty() {
-                return Err(std::io::Error::other(format!("{path} shrank while exporting")));
+                return Err(std::io::Error::other(format!(
+                    "{path} shrank while exporting"
+                )));
             }
             out.write_all(&chunk)?;
             at += chunk.len() as u64;
@@ -70,10 +77,20 @@ fn whole_lines_len<F: StoreFs>(fs: &F, path: &str) -> Result<u64> {
 
 /// Write a snapshot of `runs` of `store` (all runs when empty) to `out`; with `last`, only
 /// each run's last N forwards (merged over writers) and their blobs.
-pub fn export<F: StoreFs>(store: &Store<F>, runs: &[String], last: Option<usize>, out: &Path) -> Result<ExportSummary> {
-    let runs = if runs.is_empty() { store.runs()? } else { runs.to_vec() };
+pub fn export<F: StoreFs>(
+    store: &Store<F>,
+    runs: &[String],
+    last: Option<usize>,
+    out: &Path,
+) -> Result<ExportSummary> {
+    let runs = if runs.is_empty() {
+        store.runs()?
+    } else {
+        runs.to_vec()
+    };
     let tmp = out.with_extension("zip.tmp");
-    let file = std::fs::File::create(&tmp).map_err(|e| StoreError::io(tmp.display().to_string(), "create", e))?;
+    let file = std::fs::File::create(&tmp)
+        .map_err(|e| StoreError::io(tmp.display().to_string(), "create", e))?;
     let mut z = ZipWriter::new(std::io::BufWriter::with_capacity(1 << 20, file));
     let mut sum = ExportSummary::default();
     let fmt = serde_json::to_vec(&FormatFile::current()).unwrap_or_default();
@@ -103,7 +120,12 @@ pub fn export<F: StoreFs>(store: &Store<F>, runs: &[String], last: Option<usize>
                 None => {
                     let len = whole_lines_len(store.fs(), &index_path)?;
                     copy_entry(store.fs(), &mut z, &index_path, len)?;
-                    store.for_each_line(run, &w, &mut |l| entries.push(l.to_entry()), &mut |_| {})?;
+                    store.for_each_line(
+                        run,
+                        &w,
+                        &mut |l| entries.push(l.to_entry()),
+                        &mut |_| {},
+                    )?;
                 }
             }
             for e in &entries {
@@ -117,7 +139,16 @@ pub fn export<F: StoreFs>(store: &Store<F>, runs: &[String], last: Option<usize>
             for extra in [format::READINGS_FILE, format::EXIT_FILE] {
                 let p = format!("{dir}/{extra}");
                 match whole_lines_len(store.fs(), &p) {
-                    Ok(len) => copy_entry(store.fs(), &mut z, &p, if extra == format::EXIT_FILE { store.fs().len(&p)? } else { len })?,
+                    Ok(len) => copy_entry(
+                        store.fs(),
+                        &mut z,
+                        &p,
+                        if extra == format::EXIT_FILE {
+                            store.fs().len(&p)?
+                        } else {
+                            len
+                        },
+                    )?,
                     Err(StoreError::NotFound { .. }) => {}
                     Err(e) => return Err(e),
                 }
@@ -127,7 +158,8 @@ pub fn export<F: StoreFs>(store: &Store<F>, runs: &[String], last: Option<usize>
     let (w, len, _) = z.finish().map_err(wrap)?;
     let file = w.into_inner().map_err(|e| wrap(e.into_error()))?;
     file.sync_all().map_err(wrap)?;
-    std::fs::rename(&tmp, out).map_err(|e| StoreError::io(out.display().to_string(), "rename", e))?;
+    std::fs::rename(&tmp, out)
+        .map_err(|e| StoreError::io(out.display().to_string(), "rename", e))?;
     sum.bytes = len;
     Ok(sum)
 }

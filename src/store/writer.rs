@@ -34,7 +34,11 @@ pub fn ensure_store(root: &Path) -> Result<()> {
     match std::fs::read(&path) {
         Ok(bytes) => FormatFile::parse(&bytes).map(|_| ()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let tmp = root.join(format!("{}.{}.tmp", format::FORMAT_FILE, std::process::id()));
+            let tmp = root.join(format!(
+                "{}.{}.tmp",
+                format::FORMAT_FILE,
+                std::process::id()
+            ));
             let text = serde_json::to_vec(&FormatFile::current()).unwrap_or_default();
             write_synced(&tmp, &text)?;
             std::fs::rename(&tmp, &path).map_err(io(&path, "rename the format file"))?;
@@ -68,7 +72,8 @@ fn open_lines(path: &Path) -> Result<(File, Option<String>)> {
     let len = f.metadata().map_err(io(path, "stat"))?.len();
     let tail_len = len.min(1 << 20);
     let mut tail = vec![0u8; tail_len as usize];
-    f.seek(SeekFrom::Start(len - tail_len)).map_err(io(path, "seek"))?;
+    f.seek(SeekFrom::Start(len - tail_len))
+        .map_err(io(path, "seek"))?;
     f.read_exact(&mut tail).map_err(io(path, "read"))?;
     let keep = match tail.iter().rposition(|&b| b == b'\n') {
         Some(i) => len - tail_len + i as u64 + 1,
@@ -175,7 +180,11 @@ impl Writer {
     }
 
     /// Write one forward: its blob, then its index line. On `Err` nothing was indexed.
-    pub fn append(&mut self, rec: &ForwardRecord<'_>, fields: Fields<'static>) -> Result<IndexEntry> {
+    pub fn append(
+        &mut self,
+        rec: &ForwardRecord<'_>,
+        fields: Fields<'static>,
+    ) -> Result<IndexEntry> {
         self.check_next(rec.forward)?;
         rec.tensors.iter().try_for_each(|t| t.check())?;
         let written_us = now_us();
@@ -187,7 +196,11 @@ impl Writer {
             took_us: rec.took(),
             broke: rec.is_broke(),
             error: rec.first_error(),
-            fields: fields.0.iter().map(|(k, v)| (k.to_string(), v.to_json())).collect(),
+            fields: fields
+                .0
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_json()))
+                .collect(),
             tensors: rec.tensors.iter().map(|t| t.key.to_string()).collect(),
         };
         let name = format::blob_name(rec.forward);
@@ -225,13 +238,20 @@ impl Writer {
         Ok(entry)
     }
 
-    fn write_blob(&mut self, name: &str, meta: &ForwardMeta, rec: &ForwardRecord<'_>) -> Result<(u64, u32)> {
+    fn write_blob(
+        &mut self,
+        name: &str,
+        meta: &ForwardMeta,
+        rec: &ForwardRecord<'_>,
+    ) -> Result<(u64, u32)> {
         let path = self.dir.join(name);
         let tmp = self.dir.join(format!("{name}.tmp"));
         let file = File::create(&tmp).map_err(io(&tmp, "create"))?;
         let out = std::io::BufWriter::with_capacity(256 << 10, file);
         let (out, len, crc) = blob::write(out, meta, rec).map_err(io(&tmp, "write"))?;
-        let file = out.into_inner().map_err(|e| io(&tmp, "write")(e.into_error()))?;
+        let file = out
+            .into_inner()
+            .map_err(|e| io(&tmp, "write")(e.into_error()))?;
         if self.durable {
             file.sync_all().map_err(io(&tmp, "sync"))?;
         }
@@ -269,7 +289,8 @@ impl Writer {
         let f = self.readings.as_mut().ok_or_else(|| StoreError::NotFound {
             path: path.display().to_string(),
         })?;
-        f.write_all(line.as_bytes()).map_err(io(&path, "append to"))?;
+        f.write_all(line.as_bytes())
+            .map_err(io(&path, "append to"))?;
         if self.durable {
             f.sync_data().map_err(io(&path, "sync"))?;
         }

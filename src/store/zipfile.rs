@@ -159,7 +159,14 @@ impl<W: Write> ZipWriter<W> {
             put32(&mut cd, clamp32(e.size));
             put32(&mut cd, clamp32(e.size));
             put16(&mut cd, e.name.len() as u16);
-            put16(&mut cd, if extra.is_empty() { 0 } else { extra.len() as u16 + 4 });
+            put16(
+                &mut cd,
+                if extra.is_empty() {
+                    0
+                } else {
+                    extra.len() as u16 + 4
+                },
+            );
             put16(&mut cd, 0);
             put16(&mut cd, 0);
             put16(&mut cd, 0);
@@ -257,7 +264,8 @@ impl<'a> Cursor<'a> {
         self.take(2).map(|s| u16::from_le_bytes([s[0], s[1]]))
     }
     fn u32(&mut self) -> Option<u32> {
-        self.take(4).map(|s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+        self.take(4)
+            .map(|s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
     }
     fn u64(&mut self) -> Option<u64> {
         let s = self.take(8)?;
@@ -292,7 +300,10 @@ impl ZipIndex {
             .find(|&i| tail[i..i + 4] == EOCD_SIG.to_le_bytes())
             .ok_or_else(|| bad("no end-of-central-directory record"))?;
         let eocd_at = len - tail_len + pos as u64;
-        let mut c = Cursor { b: &tail[pos..], at: 4 };
+        let mut c = Cursor {
+            b: &tail[pos..],
+            at: 4,
+        };
         let short = || bad("truncated end-of-central-directory record");
         let (disk, cd_disk) = (c.u16().ok_or_else(short)?, c.u16().ok_or_else(short)?);
         let _ = c.u16().ok_or_else(short)?;
@@ -356,7 +367,8 @@ impl ZipIndex {
         if c.u32() != Some(EOCD64_SIG) {
             return Err(bad("zip64 end record missing"));
         }
-        c.take(28).ok_or_else(|| bad("zip64 end record truncated"))?;
+        c.take(28)
+            .ok_or_else(|| bad("zip64 end record truncated"))?;
         let count = c.u64().ok_or_else(|| bad("zip64 end record truncated"))?;
         let cd_len = c.u64().ok_or_else(|| bad("zip64 end record truncated"))?;
         let cd_start = c.u64().ok_or_else(|| bad("zip64 end record truncated"))?;
@@ -397,11 +409,16 @@ impl ZipIndex {
             return Err(bad(Some(&name), "encrypted entries are not supported"));
         }
         if method != 0 {
-            return Err(bad(Some(&name), "entry is compressed; store entries are stored"));
+            return Err(bad(
+                Some(&name),
+                "entry is compressed; store entries are stored",
+            ));
         }
         let mut x = Cursor { b: extra, at: 0 };
         while let (Some(id), Some(n)) = (x.u16(), x.u16()) {
-            let body = x.take(n as usize).ok_or_else(|| bad(Some(&name), "bad extra field"))?;
+            let body = x
+                .take(n as usize)
+                .ok_or_else(|| bad(Some(&name), "bad extra field"))?;
             if id == 1 {
                 let mut z = Cursor { b: body, at: 0 };
                 for v in [&mut size, &mut csize, &mut offset] {
@@ -454,7 +471,12 @@ impl ZipIndex {
 pub const LOCAL_HEADER_READ: u64 = LOCAL_LEN;
 
 /// Read entry `name` of an archive held in memory, checking its CRC-32.
-pub fn read_entry<'b>(path: &str, bytes: &'b [u8], index: &ZipIndex, name: &str) -> Result<&'b [u8]> {
+pub fn read_entry<'b>(
+    path: &str,
+    bytes: &'b [u8],
+    index: &ZipIndex,
+    name: &str,
+) -> Result<&'b [u8]> {
     let entry = index.entries.get(name).ok_or_else(|| StoreError::BadZip {
         path: path.to_string(),
         entry: Some(name.to_string()),
@@ -508,11 +530,21 @@ mod tests {
     #[test]
     fn written_archives_read_back_with_their_crc() {
         let (bytes, crc) = archive(&[("a.json", b"{}"), ("b.npy", &[1, 2, 3, 4])]);
-        assert_eq!(crc, crc32fast::hash(&bytes), "tracked crc differs from the bytes' crc");
+        assert_eq!(
+            crc,
+            crc32fast::hash(&bytes),
+            "tracked crc differs from the bytes' crc"
+        );
         let index = index_of("t.zip", &bytes).unwrap();
         assert_eq!(index.entries.len(), 2);
-        assert_eq!(read_entry("t.zip", &bytes, &index, "b.npy").unwrap(), &[1, 2, 3, 4]);
-        assert_eq!(read_entry("t.zip", &bytes, &index, "a.json").unwrap(), b"{}");
+        assert_eq!(
+            read_entry("t.zip", &bytes, &index, "b.npy").unwrap(),
+            &[1, 2, 3, 4]
+        );
+        assert_eq!(
+            read_entry("t.zip", &bytes, &index, "a.json").unwrap(),
+            b"{}"
+        );
         assert!(read_entry("t.zip", &bytes, &index, "c").is_err());
     }
 
@@ -534,8 +566,15 @@ mod tests {
         }
         let (bytes, _, _) = w.finish().unwrap();
         let index = index_of("big.zip", &bytes).unwrap();
-        assert_eq!(index.entries.len(), 70_000, "entries read from the zip64 directory");
-        assert_eq!(read_entry("big.zip", &bytes, &index, "e69999").unwrap(), b"e69999");
+        assert_eq!(
+            index.entries.len(),
+            70_000,
+            "entries read from the zip64 directory"
+        );
+        assert_eq!(
+            read_entry("big.zip", &bytes, &index, "e69999").unwrap(),
+            b"e69999"
+        );
     }
 
     #[test]
@@ -544,9 +583,15 @@ mod tests {
         let mut flipped = bytes.clone();
         flipped[LOCAL_LEN as usize + 1 + 3] ^= 1;
         let index = index_of("f.zip", &flipped).unwrap();
-        assert!(read_entry("f.zip", &flipped, &index, "a").is_err(), "flipped byte passed");
+        assert!(
+            read_entry("f.zip", &flipped, &index, "a").is_err(),
+            "flipped byte passed"
+        );
         for cut in [0, 10, bytes.len() - 1] {
-            assert!(index_of("cut.zip", &bytes[..cut]).is_err(), "cut at {cut} passed");
+            assert!(
+                index_of("cut.zip", &bytes[..cut]).is_err(),
+                "cut at {cut} passed"
+            );
         }
     }
 }

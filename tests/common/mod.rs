@@ -12,7 +12,10 @@ pub fn temp_dir(name: &str) -> PathBuf {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos())
         .unwrap_or(0);
-    let dir = std::env::temp_dir().join(format!("somatize-test-{name}-{}-{nanos}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!(
+        "somatize-test-{name}-{}-{nanos}",
+        std::process::id()
+    ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("create a temp folder");
     dir
@@ -21,7 +24,9 @@ pub fn temp_dir(name: &str) -> PathBuf {
 /// The f32 values forward `forward` carries in tensor `k` (`n` of them): a pattern any
 /// corruption would break.
 pub fn values(forward: u64, k: usize, n: usize) -> Vec<f32> {
-    (0..n).map(|i| forward as f32 * 1000.0 + k as f32 + i as f32 * 0.5).collect()
+    (0..n)
+        .map(|i| forward as f32 * 1000.0 + k as f32 + i as f32 * 0.5)
+        .collect()
 }
 
 /// A forward with a loss fact, a Linear fact, a stats row and `tensors` f32 tensors of `n`.
@@ -42,7 +47,12 @@ pub fn forward(forward: u64, tensors: usize, n: usize) -> ForwardRecord<'static>
                 key: Cow::Owned(format!("act.layer{k}")),
                 dtype: DType::F32,
                 shape: vec![n],
-                data: Cow::Owned(values(forward, k, n).iter().flat_map(|v| v.to_le_bytes()).collect()),
+                data: Cow::Owned(
+                    values(forward, k, n)
+                        .iter()
+                        .flat_map(|v| v.to_le_bytes())
+                        .collect(),
+                ),
             })
             .collect(),
         ..Default::default()
