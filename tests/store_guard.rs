@@ -105,10 +105,7 @@ fn an_index_line_pointing_outside_is_not_followed() {
             len: Some(1),
             crc32: Some(0),
         };
-        let err = store
-            .fetch("r", "w", &entry)
-            .err()
-            .expect("fetched outside");
+        let err = store.fetch("r", "w", &entry).expect_err("fetched outside");
         assert!(
             matches!(err, StoreError::BadName { .. }),
             "blob {blob:?}: {err}"
@@ -158,8 +155,7 @@ fn a_full_disk_under_the_index_is_an_error() {
     let mut r = Recorder::with_writer(&root, "r", "w").unwrap();
     let err = r
         .record(&forward(0, 1, 16))
-        .err()
-        .expect("a write to a full disk succeeded");
+        .expect_err("a write to a full disk succeeded");
     assert!(matches!(err, StoreError::Io { .. }), "{err}");
     assert!(
         err.to_string().contains("index.jsonl"),
@@ -183,8 +179,7 @@ fn a_full_disk_under_a_blob_is_an_error_and_nothing_is_indexed() {
     std::os::unix::fs::symlink("/dev/full", &tmp).unwrap();
     let err = r
         .record(&forward(1, 1, 4096))
-        .err()
-        .expect("a blob write to a full disk succeeded");
+        .expect_err("a blob write to a full disk succeeded");
     assert!(matches!(err, StoreError::Io { .. }), "{err}");
     assert!(err.to_string().to_lowercase().contains("no space"), "{err}");
     let store = Store::open(DirFs::new(&root)).unwrap();

@@ -150,7 +150,7 @@ impl TensorData {
             TensorData::F16(v) => in_chunks(v, f16_to_f64, f),
             TensorData::BF16(v) => in_chunks(v, bf16_to_f64, f),
             TensorData::F32(v) => in_chunks(v, f64::from, f),
-            TensorData::F64(v) => v.chunks(CHUNK).for_each(|c| f(c)),
+            TensorData::F64(v) => v.chunks(CHUNK).for_each(&mut *f),
             TensorData::I8(v) => in_chunks(v, f64::from, f),
             TensorData::I16(v) => in_chunks(v, f64::from, f),
             TensorData::I32(v) => in_chunks(v, f64::from, f),
