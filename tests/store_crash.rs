@@ -55,9 +55,15 @@ fn child_role() {
     match role.as_str() {
         // Write forwards through the Recorder, continuing after the last one in the index.
         "writer" => {
+            let depth = std::env::var("PIPELINE")
+                .ok()
+                .and_then(|p| p.parse().ok())
+                .unwrap_or(1);
             let mut r = Recorder::with_writer(&store, &run, &writer)
                 .unwrap()
-                .summarising(["loss"]);
+                .summarising(["loss"])
+                .pipelined(depth)
+                .unwrap();
             let start = r.writer().last_forward().map_or(0, |f| f + 1);
             let mut rng = Rng(start * 7919 + 1);
             for f in start..start.saturating_add(count) {
@@ -121,7 +127,16 @@ fn check_intact(root: &Path, run: &str, key: &str) -> u64 {
 
 #[test]
 fn killing_the_recorder_loses_at_most_the_forward_in_flight() {
-    let root = temp_dir("kill-recorder");
+    kill_trials("kill-recorder", 1);
+}
+
+#[test]
+fn killing_a_pipelined_recorder_loses_only_forwards_in_flight() {
+    kill_trials("kill-pipelined", 4);
+}
+
+fn kill_trials(name: &str, depth: usize) {
+    let root = temp_dir(name);
     let mut rng = Rng(0x5eed);
     let mut before = 0;
     let (mut torn, mut temporaries) = (0, 0);
@@ -129,7 +144,11 @@ fn killing_the_recorder_loses_at_most_the_forward_in_flight() {
     for trial in 0..n {
         let mut child = spawn_role(
             "writer",
-            &[("STORE", root.display().to_string()), ("RUN", "r".into())],
+            &[
+                ("STORE", root.display().to_string()),
+                ("RUN", "r".into()),
+                ("PIPELINE", depth.to_string()),
+            ],
         );
         std::thread::sleep(Duration::from_millis(10 + rng.below(150)));
         child.kill().unwrap(); // SIGKILL

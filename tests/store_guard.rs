@@ -196,3 +196,35 @@ fn a_full_disk_under_a_blob_is_an_error_and_nothing_is_indexed() {
     std::fs::remove_file(&tmp).unwrap();
     r.record(&forward(1, 1, 16)).unwrap();
 }
+
+#[test]
+fn a_full_disk_under_a_pipelined_blob_is_an_error_by_flush_at_the_latest() {
+    if !dev_full() {
+        return;
+    }
+    let root = temp_dir("full-pipelined");
+    let mut r = Recorder::with_writer(&root, "r", "w")
+        .unwrap()
+        .pipelined(3)
+        .unwrap();
+    r.record(&forward(0, 1, 16)).unwrap();
+    r.flush().unwrap();
+    let tmp = root.join("runs/r/w/blobs/000000000001.npz.tmp");
+    std::os::unix::fs::symlink("/dev/full", &tmp).unwrap();
+    let now = r.record(&forward(1, 1, 4096));
+    let err = match now {
+        Err(e) => e,
+        Ok(_) => r
+            .flush()
+            .expect_err("a blob write to a full disk was never reported"),
+    };
+    assert!(err.to_string().to_lowercase().contains("no space"), "{err}");
+    drop(r);
+    let store = Store::open(DirFs::new(&root)).unwrap();
+    let got: Vec<u64> = store
+        .scan("r")
+        .unwrap()
+        .map(|i| i.unwrap().entry.forward)
+        .collect();
+    assert_eq!(got, [0], "the failed forward was indexed");
+}

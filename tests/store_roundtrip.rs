@@ -266,3 +266,21 @@ fn readings_and_exit_records_read_back() {
     assert_eq!(newest.busy, Some(0.5));
     assert!(store.exit("r", "w").unwrap().unwrap().ok);
 }
+
+#[test]
+fn pipelined_recording_indexes_in_order() {
+    let root = temp_dir("pipelined");
+    let mut r = Recorder::with_writer(&root, "p", "w0")
+        .unwrap()
+        .summarising(["loss"])
+        .pipelined(3)
+        .unwrap();
+    for f in 0..25 {
+        r.record(&forward(f, 2, 64)).unwrap();
+    }
+    r.flush().unwrap();
+    assert_eq!(r.writer().last_forward(), Some(24));
+    drop(r);
+    let store = Store::open(DirFs::new(&root)).unwrap();
+    check_reads(&store, "p", 25);
+}

@@ -25,6 +25,10 @@ pub struct Args {
     /// Seconds between machine readings.
     #[arg(long, default_value_t = 1.0)]
     readings: f64,
+    /// Blobs fsynced at once (1: strictly one forward in flight; more is faster on most disks,
+    /// and a kill then loses up to this many forwards in flight).
+    #[arg(long, default_value_t = 4)]
+    pipeline: usize,
     /// Do not compute per-tensor statistics into stats.json.
     #[arg(long)]
     no_stats: bool,
@@ -48,6 +52,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             .filter(|s| !s.is_empty())
             .collect(),
         reading_every: Duration::from_secs_f64(args.readings),
+        pipeline: args.pipeline.max(1),
         stats: !args.no_stats,
     };
     let report = companion::record(opts, &args.command)?;

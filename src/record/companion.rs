@@ -33,6 +33,8 @@ pub struct Options {
     pub summarising: Vec<String>,
     /// How often to take a machine reading.
     pub reading_every: Duration,
+    /// Blobs synced at once per writer (1: one at a time, each indexed before the next).
+    pub pipeline: usize,
     /// Compute per-tensor statistics into `stats.json` for tensors the frame gave none for.
     pub stats: bool,
 }
@@ -145,6 +147,7 @@ impl Session {
                 )?,
             };
             r.set_summarising(conn.summarising.clone());
+            r.writer().set_pipeline(self.opts.pipeline)?;
             conn.recorder = Some(r);
         }
         conn.recorder.as_mut().ok_or(StoreError::Refused {
@@ -221,6 +224,20 @@ impl Session {
         }
     }
 
+    /// Index every forward still in flight, counting failures.
+    fn flush_all(&mut self) {
+        let recorders = self
+            .main
+            .iter_mut()
+            .chain(self.conns.values_mut().filter_map(|c| c.recorder.as_mut()));
+        for r in recorders {
+            if let Err(e) = r.flush() {
+                self.report.failures += 1;
+                eprintln!("somatize record: a forward in flight was NOT recorded: {e}");
+            }
+        }
+    }
+
     fn end(&mut self, status: ExitStatus) {
         use std::os::unix::process::ExitStatusExt;
         self.report.status = status.code();
@@ -291,6 +308,7 @@ fn spawn(cmd: &[String], socket: &std::path::Path, every: u64) -> std::io::Resul
 /// Run `cmd` and record what it sends until it exits and its connections close.
 pub fn record(opts: Options, cmd: &[String]) -> Result<Report, String> {
     let main = Recorder::with_writer(&opts.store, &opts.run, &opts.writer)
+        .and_then(|r| r.pipelined(opts.pipeline))
         .map_err(|e| e.to_string())?
         .summarising(opts.summarising.clone());
     let dir = socket_dir().map_err(|e| format!("could not make the channel folder: {e}"))?;
@@ -336,6 +354,7 @@ pub fn record(opts: Options, cmd: &[String]) -> Result<Report, String> {
     );
     let _ = acceptor.join();
     let _ = std::fs::remove_dir_all(&dir);
+    session.flush_all();
     session.reading(&mut machine);
     session.end(status.map_err(|e| format!("waiting for the command: {e}"))?);
     Ok(session.report)

@@ -9,6 +9,8 @@ pub mod fs;
 pub mod index;
 pub mod names;
 pub mod npy;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod pipeline;
 pub mod reading;
 pub mod scan;
 #[cfg(not(target_arch = "wasm32"))]

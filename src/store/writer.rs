@@ -107,7 +107,9 @@ pub struct Writer {
     readings: Option<File>,
     _lock: File,
     last_forward: Option<u64>,
+    last_accepted: Option<u64>,
     written: u64,
+    pipeline: Option<super::pipeline::Pipeline>,
     /// Whether to fsync blobs, folders and lines (on by default; off only for benchmarks).
     pub durable: bool,
 }
@@ -147,12 +149,14 @@ impl Writer {
             readings: None,
             _lock: lock,
             last_forward,
+            last_accepted: last_forward,
             written: 0,
+            pipeline: None,
             durable: true,
         })
     }
 
-    /// The last forward in the index, if any.
+    /// The last forward in the index, if any (forwards in flight are not yet in it).
     pub fn last_forward(&self) -> Option<u64> {
         self.last_forward
     }
@@ -168,7 +172,7 @@ impl Writer {
     }
 
     fn check_next(&self, forward: u64) -> Result<()> {
-        match self.last_forward {
+        match self.last_accepted {
             Some(last) if forward <= last => Err(StoreError::Refused {
                 what: format!(
                     "run {:?}, writer {:?}: forward {forward} is not after forward {last}",
@@ -204,7 +208,8 @@ impl Writer {
             tensors: rec.tensors.iter().map(|t| t.key.to_string()).collect(),
         };
         let name = format::blob_name(rec.forward);
-        let (len, crc) = self.write_blob(&name, &meta, rec)?;
+        let path = self.dir.join(&name);
+        let (file, tmp, len, crc) = self.write_blob(&name, &meta, rec)?;
         let entry = IndexEntry {
             forward: rec.forward,
             written_us,
@@ -216,12 +221,57 @@ impl Writer {
             len: Some(len),
             crc32: Some(crc),
         };
-        self.append_line(&entry)?;
+        self.last_accepted = Some(rec.forward);
+        if let Some(pipe) = self.pipeline.as_mut() {
+            pipe.submit(super::pipeline::Job {
+                file,
+                tmp,
+                path,
+                entry: entry.clone(),
+            })?;
+            let max = pipe.depth().saturating_sub(1);
+            self.index_ready(max)?;
+            return Ok(entry);
+        }
+        if self.durable {
+            file.sync_all().map_err(io(&tmp, "sync"))?;
+        }
+        drop(file);
+        std::fs::rename(&tmp, &path).map_err(io(&path, "rename"))?;
+        self.append_lines(std::slice::from_ref(&entry))?;
         Ok(entry)
+    }
+
+    /// Sync blobs on `depth` threads at once; their index lines still go in in order, each
+    /// after its blob is durable. `Ok` from [`Self::append`] then means *accepted*: a later
+    /// call (or [`Self::flush`]) reports a blob that failed, naming it. Up to `depth`
+    /// forwards are in flight at any time. `depth` of 0 or 1 turns it off.
+    pub fn set_pipeline(&mut self, depth: usize) -> Result<()> {
+        self.flush()?;
+        self.pipeline = (depth > 1).then(|| super::pipeline::Pipeline::new(depth));
+        Ok(())
+    }
+
+    /// Wait for every forward in flight and index it; the first failure is returned.
+    pub fn flush(&mut self) -> Result<()> {
+        self.index_ready(0)
+    }
+
+    fn index_ready(&mut self, max_in_flight: usize) -> Result<()> {
+        let Some(pipe) = self.pipeline.as_mut() else {
+            return Ok(());
+        };
+        let (entries, err) = pipe.collect(max_in_flight);
+        self.append_lines(&entries)?;
+        match err {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 
     /// Mark forward `forward` broke without a blob (the command died while it was in flight).
     pub fn append_broke(&mut self, forward: u64, error: &str) -> Result<IndexEntry> {
+        self.flush()?;
         self.check_next(forward)?;
         let entry = IndexEntry {
             forward,
@@ -234,17 +284,18 @@ impl Writer {
             len: None,
             crc32: None,
         };
-        self.append_line(&entry)?;
+        self.last_accepted = Some(forward);
+        self.append_lines(std::slice::from_ref(&entry))?;
         Ok(entry)
     }
 
+    /// Write a blob to its temporary name; the caller syncs and renames it.
     fn write_blob(
         &mut self,
         name: &str,
         meta: &ForwardMeta,
         rec: &ForwardRecord<'_>,
-    ) -> Result<(u64, u32)> {
-        let path = self.dir.join(name);
+    ) -> Result<(File, PathBuf, u64, u32)> {
         let tmp = self.dir.join(format!("{name}.tmp"));
         let file = File::create(&tmp).map_err(io(&tmp, "create"))?;
         let out = std::io::BufWriter::with_capacity(256 << 10, file);
@@ -252,29 +303,32 @@ impl Writer {
         let file = out
             .into_inner()
             .map_err(|e| io(&tmp, "write")(e.into_error()))?;
-        if self.durable {
-            file.sync_all().map_err(io(&tmp, "sync"))?;
-        }
-        drop(file);
-        std::fs::rename(&tmp, &path).map_err(io(&path, "rename"))?;
-        if self.durable {
-            sync_dir(&self.dir.join(format::BLOBS_DIR))?;
-        }
-        Ok((len, crc))
+        Ok((file, tmp, len, crc))
     }
 
-    fn append_line(&mut self, entry: &IndexEntry) -> Result<()> {
-        let mut line = entry.to_line();
-        line.push('\n');
+    /// Append index lines in one write: first sync the blobs folder (so every rename they
+    /// name is durable), then the lines, then sync the index.
+    fn append_lines(&mut self, entries: &[IndexEntry]) -> Result<()> {
+        let Some(last) = entries.last() else {
+            return Ok(());
+        };
+        if self.durable && entries.iter().any(|e| e.blob.is_some()) {
+            sync_dir(&self.dir.join(format::BLOBS_DIR))?;
+        }
+        let mut text = String::new();
+        for e in entries {
+            text.push_str(&e.to_line());
+            text.push('\n');
+        }
         let path = self.dir.join(format::INDEX_FILE);
         self.index
-            .write_all(line.as_bytes())
+            .write_all(text.as_bytes())
             .map_err(io(&path, "append to"))?;
         if self.durable {
             self.index.sync_data().map_err(io(&path, "sync"))?;
         }
-        self.last_forward = Some(entry.forward);
-        self.written += 1;
+        self.last_forward = Some(last.forward);
+        self.written += entries.len() as u64;
         Ok(())
     }
 
@@ -299,11 +353,25 @@ impl Writer {
 
     /// Write `exit.json` (replacing any earlier one).
     pub fn finish(&mut self, exit: &ExitRecord) -> Result<()> {
+        self.flush()?;
         let path = self.dir.join(format::EXIT_FILE);
         let tmp = self.dir.join(format!("{}.tmp", format::EXIT_FILE));
         write_synced(&tmp, &serde_json::to_vec(exit).unwrap_or_default())?;
         std::fs::rename(&tmp, &path).map_err(io(&path, "rename"))?;
         sync_dir(&self.dir)
+    }
+}
+
+impl Drop for Writer {
+    /// Forwards still in flight are indexed; a failure can only be printed here, so callers
+    /// that care call [`Writer::flush`] or [`Writer::finish`] first.
+    fn drop(&mut self) {
+        if let Err(e) = self.flush() {
+            eprintln!(
+                "somatize: run {:?}, writer {:?}: {e}",
+                self.run, self.writer
+            );
+        }
     }
 }
 
