@@ -46,21 +46,28 @@ fn payload_forward(f: u64, data: &[u8]) -> ForwardRecord<'_> {
     }
 }
 
-/// Seconds per forward writing `n` forwards of `bytes` payload each.
-fn per_forward(base: &Path, n: u64, bytes: usize, durable: bool) -> Vec<f64> {
+/// Seconds per forward writing `n` forwards of `bytes` payload each (`depth` blobs synced
+/// at once); the last entry is the time to flush what was still in flight.
+fn per_forward(base: &Path, n: u64, bytes: usize, durable: bool, depth: usize) -> Vec<f64> {
     let dir = fresh(base, "ingest");
     let data: Vec<u8> = (0..bytes).map(|i| (i % 251) as u8).collect();
     let mut r = Recorder::with_writer(&dir, "bench", "w")
         .unwrap()
-        .summarising(["loss"]);
+        .summarising(["loss"])
+        .pipelined(depth)
+        .unwrap();
     r.writer().durable = durable;
-    (0..n)
+    let mut times: Vec<f64> = (0..n)
         .map(|f| {
             let t = Instant::now();
             r.record(&payload_forward(f, &data)).unwrap();
             t.elapsed().as_secs_f64()
         })
-        .collect()
+        .collect();
+    let t = Instant::now();
+    r.flush().unwrap();
+    times.push(t.elapsed().as_secs_f64());
+    times
 }
 
 /// Seconds to `cp` `n` files of `bytes` each (one cp of the folder), optionally then `sync`.
@@ -92,14 +99,14 @@ fn ingest(base: &Path, n: u64) {
         "## ingest: {n} forwards of 1 MiB tensors (4 x 256 KiB f32) vs cp of {n} x 1 MiB files"
     );
     let mib_total = n as f64;
-    for durable in [true, false] {
+    for (durable, depth) in [(true, 1), (true, 4), (false, 1)] {
         let mut rates = Vec::new();
         for _ in 0..3 {
-            let t: f64 = per_forward(base, n, MIB, durable).iter().sum();
+            let t: f64 = per_forward(base, n, MIB, durable, depth).iter().sum();
             rates.push(mib_total / t);
         }
         println!(
-            "recorder (fsync {}): median {:.0} MiB/s",
+            "recorder (fsync {}, {depth} blob(s) in flight): median {:.0} MiB/s",
             if durable { "on " } else { "off" },
             median(rates)
         );
@@ -120,11 +127,11 @@ fn bookkeeping(base: &Path, n: u64) {
     println!(
         "## per-forward bookkeeping (facts only, no tensors) vs a forward with 1 MiB of tensors"
     );
-    for durable in [true, false] {
-        let empty = median(per_forward(base, n, 0, durable));
-        let full = median(per_forward(base, n, MIB, durable));
+    for (durable, depth) in [(true, 1), (true, 4), (false, 1)] {
+        let empty = median(per_forward(base, n, 0, durable, depth));
+        let full = median(per_forward(base, n, MIB, durable, depth));
         println!(
-            "fsync {}: empty forward median {:.1} us, 1 MiB forward median {:.1} us, ratio {:.2}%",
+            "fsync {}, {depth} in flight: empty forward median {:.1} us, 1 MiB forward median {:.1} us, ratio {:.2}%",
             if durable { "on " } else { "off" },
             empty * 1e6,
             full * 1e6,
@@ -134,12 +141,18 @@ fn bookkeeping(base: &Path, n: u64) {
 }
 
 fn companion(base: &Path, n: u64) {
+    for pipeline in ["1", "4"] {
+        companion_once(base, n, pipeline);
+    }
+}
+
+fn companion_once(base: &Path, n: u64, pipeline: &str) {
     let exe = env!("CARGO_BIN_EXE_somatize");
     let dir = fresh(base, "companion");
     let me = std::env::current_exe().unwrap();
     let t = Instant::now();
     let out = Command::new(exe)
-        .args(["record", "--no-stats", "--store"])
+        .args(["record", "--no-stats", "--pipeline", pipeline, "--store"])
         .arg(&dir)
         .args(["--run", "c", "--writer", "w", "--"])
         .arg(&me)
@@ -154,7 +167,7 @@ fn companion(base: &Path, n: u64) {
         String::from_utf8_lossy(&out.stderr)
     );
     println!(
-        "## companion end to end (socket + frames + fsync'd writes, process start included): {n} x 1 MiB in {:.2} s = {:.0} MiB/s",
+        "## companion end to end, --pipeline {pipeline} (socket + frames + fsync'd writes, process start included): {n} x 1 MiB in {:.2} s = {:.0} MiB/s",
         secs,
         n as f64 / secs
     );
