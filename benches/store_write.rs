@@ -53,10 +53,9 @@ fn per_forward(base: &Path, n: u64, bytes: usize, durable: bool, depth: usize) -
     let data: Vec<u8> = (0..bytes).map(|i| (i % 251) as u8).collect();
     let mut r = Recorder::with_writer(&dir, "bench", "w")
         .unwrap()
-        .summarising(["loss"])
-        .pipelined(depth)
-        .unwrap();
+        .summarising(["loss"]);
     r.writer().durable = durable;
+    r.writer().set_pipeline(depth).unwrap();
     let mut times: Vec<f64> = (0..n)
         .map(|f| {
             let t = Instant::now();

@@ -111,6 +111,7 @@ pub struct Writer {
     written: u64,
     pipeline: Option<super::pipeline::Pipeline>,
     /// Whether to fsync blobs, folders and lines (on by default; off only for benchmarks).
+    /// Set it before [`Writer::set_pipeline`], which takes it over.
     pub durable: bool,
 }
 
@@ -248,7 +249,17 @@ impl Writer {
     /// forwards are in flight at any time. `depth` of 0 or 1 turns it off.
     pub fn set_pipeline(&mut self, depth: usize) -> Result<()> {
         self.flush()?;
-        self.pipeline = (depth > 1).then(|| super::pipeline::Pipeline::new(depth));
+        self.pipeline = None;
+        if depth > 1 {
+            let index_path = self.dir.join(format::INDEX_FILE);
+            let sink = super::pipeline::Sink {
+                index: self.index.try_clone().map_err(io(&index_path, "reopen"))?,
+                index_path,
+                blobs_dir: self.dir.join(format::BLOBS_DIR),
+                durable: self.durable,
+            };
+            self.pipeline = Some(super::pipeline::Pipeline::new(depth, sink));
+        }
         Ok(())
     }
 
@@ -261,8 +272,11 @@ impl Writer {
         let Some(pipe) = self.pipeline.as_mut() else {
             return Ok(());
         };
-        let (entries, err) = pipe.collect(max_in_flight);
-        self.append_lines(&entries)?;
+        let (indexed, err) = pipe.settle(max_in_flight);
+        if let Some(&last) = indexed.last() {
+            self.last_forward = Some(last);
+        }
+        self.written += indexed.len() as u64;
         match err {
             Some(e) => Err(e),
             None => Ok(()),
