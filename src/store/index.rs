@@ -69,9 +69,13 @@ fn owned_fields<'de, D: serde::Deserializer<'de>>(
 }
 
 impl IndexLine<'_> {
-    /// Parse one line (without its newline).
+    /// Parse one line (without its newline): the writer's exact layout on a fast path,
+    /// anything else through serde_json.
     pub fn parse(line: &str) -> std::result::Result<IndexLine<'_>, serde_json::Error> {
-        serde_json::from_str(line)
+        match super::fastline::parse(line) {
+            Some(l) => Ok(l),
+            None => serde_json::from_str(line),
+        }
     }
 
     /// The same entry, owned.

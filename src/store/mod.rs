@@ -4,6 +4,7 @@
 pub mod blob;
 pub mod error;
 pub mod fact;
+mod fastline;
 pub mod format;
 pub mod fs;
 pub mod index;

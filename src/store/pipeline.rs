@@ -174,9 +174,9 @@ impl Pipeline {
     /// Hand a written blob to the pool.
     pub fn submit(&mut self, job: Job) -> Result<()> {
         let seq = self.submitted;
-        let sent = self.jobs.as_ref().map(|j| j.send((seq, job)));
+        let sent = self.jobs.as_ref().map(|j| j.send((seq, job)).is_ok());
         match sent {
-            Some(Ok(())) => {
+            Some(true) => {
                 self.submitted += 1;
                 Ok(())
             }

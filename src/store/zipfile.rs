@@ -295,6 +295,9 @@ impl ZipIndex {
         }
         let tail_len = len.min(EOCD_LEN + 0xFFFF);
         let tail = read_at(len - tail_len, tail_len)?;
+        if tail.len() < EOCD_LEN as usize {
+            return Err(bad("the archive shrank while being read"));
+        }
         let pos = (0..=tail.len() - EOCD_LEN as usize)
             .rev()
             .find(|&i| tail[i..i + 4] == EOCD_SIG.to_le_bytes())
@@ -575,6 +578,26 @@ mod tests {
             read_entry("big.zip", &bytes, &index, "e69999").unwrap(),
             b"e69999"
         );
+    }
+
+    #[test]
+    fn no_truncation_or_flipped_byte_panics() {
+        let (bytes, _) = archive(&[("a.json", b"{}"), ("b.npy", &[7; 100])]);
+        let mut cases: Vec<Vec<u8>> = (0..bytes.len()).map(|n| bytes[..n].to_vec()).collect();
+        for i in 0..bytes.len() {
+            for bit in [0x01u8, 0x80, 0xff] {
+                let mut b = bytes.clone();
+                b[i] ^= bit;
+                cases.push(b);
+            }
+        }
+        for case in &cases {
+            if let Ok(index) = index_of("x.zip", case) {
+                for name in ["a.json", "b.npy"] {
+                    let _ = read_entry("x.zip", case, &index, name);
+                }
+            }
+        }
     }
 
     #[test]
