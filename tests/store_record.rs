@@ -185,3 +185,58 @@ fn the_torch_hooks_record_when_torch_is_present() {
     let kinds: Vec<String> = blob.facts().unwrap().into_iter().map(|f| f.kind).collect();
     assert_eq!(kinds, ["Linear", "ReLU", "Linear", "loss"]);
 }
+
+#[test]
+fn export_writes_a_snapshot_the_reader_opens() {
+    let root = temp_dir("export-cli");
+    let mut r = somatize::record::Recorder::with_writer(&root, "r", "w")
+        .unwrap()
+        .summarising(["loss"]);
+    for f in 0..6 {
+        let rec = somatize::store::ForwardRecord {
+            forward: f,
+            facts: vec![somatize::store::Fact::loss(f as f64)],
+            ..Default::default()
+        };
+        r.record(&rec).unwrap();
+    }
+    drop(r);
+    let snap = root.join("snap.zip");
+    let out = Command::new(env!("CARGO_BIN_EXE_somatize"))
+        .arg("export")
+        .arg(&root)
+        .args(["--run", "r", "--last", "2", "-o"])
+        .arg(&snap)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let store = Store::open(somatize::store::ZipFs::open(&snap).unwrap()).unwrap();
+    let got: Vec<(u64, Option<f64>)> = store
+        .scan("r")
+        .unwrap()
+        .map(|i| {
+            let i = i.unwrap();
+            (
+                i.entry.forward,
+                i.entry.field("loss.value").and_then(Field::as_f64),
+            )
+        })
+        .collect();
+    assert_eq!(got, [(4, Some(4.0)), (5, Some(5.0))]);
+    let missing = Command::new(env!("CARGO_BIN_EXE_somatize"))
+        .arg("export")
+        .arg(root.join("nowhere"))
+        .args(["-o"])
+        .arg(root.join("x.zip"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        missing.status.code(),
+        Some(2),
+        "exporting a missing store succeeded"
+    );
+}
