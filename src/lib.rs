@@ -7,12 +7,15 @@ pub mod generate;
 pub mod health;
 pub mod linalg;
 pub mod ops;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod record;
 pub mod registry;
 pub mod runtime;
 pub mod sink;
 pub mod source;
 pub mod spec;
 pub mod stats;
+pub mod store;
 pub mod temporal;
 pub mod tensor;
 pub mod value;

@@ -1,6 +1,8 @@
 //! The native command line: argument parsing and dispatch to one module per command.
 
 mod about;
+mod export;
+mod record;
 mod spec_id;
 mod thresholds;
 
@@ -23,6 +25,10 @@ enum Command {
     About(about::Args),
     /// The default thresholds a verdict is taken at, and where each comes from.
     Thresholds(thresholds::Args),
+    /// Run a training command and record what it sends into a store.
+    Record(record::Args),
+    /// Write a snapshot zip of a store (or of some runs, or their last N forwards).
+    Export(export::Args),
 }
 
 /// Parse the process arguments, run the command, and turn an error into exit status 2.
@@ -32,6 +38,8 @@ pub fn main() -> ExitCode {
         Command::SpecId(args) => spec_id::run(args),
         Command::About(args) => about::run(args),
         Command::Thresholds(args) => thresholds::run(args),
+        Command::Record(args) => record::run(args),
+        Command::Export(args) => export::run(args),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,80 @@
+//! `somatize record --store DIR --run NAME [--every N] -- CMD ARGS…`: record a training command.
+
+use crate::record::companion::{self, Options};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The store folder (created if missing).
+    #[arg(long)]
+    store: PathBuf,
+    /// The run name.
+    #[arg(long)]
+    run: String,
+    /// Keep tensors every N forwards (facts, statistics and the loss are kept every forward).
+    #[arg(long, default_value_t = 1)]
+    every: u64,
+    /// This process's writer id (default `<host>-<pid>`).
+    #[arg(long)]
+    writer: Option<String>,
+    /// Kinds of facts to summarise into the index (comma-separated).
+    #[arg(long, default_value = "loss", value_delimiter = ',')]
+    summarise: Vec<String>,
+    /// Seconds between machine readings.
+    #[arg(long, default_value_t = 1.0)]
+    readings: f64,
+    /// Blobs fsynced at once (1: strictly one forward in flight; more is faster on most disks,
+    /// and a kill then loses up to this many forwards in flight).
+    #[arg(long, default_value_t = 4)]
+    pipeline: usize,
+    /// Do not compute per-tensor statistics into stats.json.
+    #[arg(long)]
+    no_stats: bool,
+    /// The training command and its arguments, after `--`.
+    #[arg(last = true, required = true)]
+    command: Vec<String>,
+}
+
+pub fn run(args: Args) -> Result<ExitCode, String> {
+    if !(args.readings.is_finite() && args.readings > 0.0) {
+        return Err("--readings must be a positive number of seconds".into());
+    }
+    let opts = Options {
+        store: args.store,
+        run: args.run.clone(),
+        every: args.every.max(1),
+        writer: args.writer.unwrap_or_else(crate::record::default_writer_id),
+        summarising: args
+            .summarise
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .collect(),
+        reading_every: Duration::from_secs_f64(args.readings),
+        pipeline: args.pipeline.max(1),
+        stats: !args.no_stats,
+    };
+    let report = companion::record(opts, &args.command)?;
+    eprintln!(
+        "somatize record: run {:?}: {} forwards recorded{}{}",
+        args.run,
+        report.forwards,
+        match report.broke_at {
+            Some(f) => format!(", broke at forward {f}"),
+            None => String::new(),
+        },
+        if report.failures > 0 {
+            format!(", {} writes FAILED", report.failures)
+        } else {
+            String::new()
+        }
+    );
+    Ok(match (report.status, report.signal) {
+        (Some(0), _) if report.failures == 0 => ExitCode::SUCCESS,
+        (Some(0), _) => ExitCode::from(1),
+        (Some(c), _) => ExitCode::from(c.clamp(1, 255) as u8),
+        (None, Some(s)) => ExitCode::from((128 + s).clamp(1, 255) as u8),
+        _ => ExitCode::from(1),
+    })
+}

@@ -1,0 +1,413 @@
+//! The companion behind `somatize record`: starts the training command, hands it a Unix socket
+//! (address in `SOMATIZE_CHANNEL`), writes every frame through a `Recorder`, takes machine
+//! readings on a clock, and marks the run broke at the forward reached if the command dies.
+
+use super::frame::{read_frame, Frame, FrameError};
+use super::machine::Machine;
+use super::recorder::{put_stats, tensor_stats, Recorder};
+use crate::store::{ExitRecord, StoreError};
+use std::collections::BTreeMap;
+use std::io::BufReader;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The environment variable holding the channel address, `unix:<path>`.
+pub const CHANNEL_ENV: &str = "SOMATIZE_CHANNEL";
+/// The environment variable holding `--every` (tensors are kept every N forwards).
+pub const EVERY_ENV: &str = "SOMATIZE_EVERY";
+
+/// What `somatize record` was asked to do.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub store: PathBuf,
+    pub run: String,
+    /// Keep tensors of forwards whose number is a multiple of this (facts and stats always).
+    pub every: u64,
+    /// The writer id of the first connection (others get `-c<k>` or their hello name).
+    pub writer: String,
+    pub summarising: Vec<String>,
+    /// How often to take a machine reading.
+    pub reading_every: Duration,
+    /// Blobs synced at once per writer (1: one at a time, each indexed before the next).
+    pub pipeline: usize,
+    /// Compute per-tensor statistics into `stats.json` for tensors the frame gave none for.
+    pub stats: bool,
+}
+
+/// How a recording went.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    pub forwards: u64,
+    pub failures: u64,
+    pub status: Option<i32>,
+    pub signal: Option<i32>,
+    pub broke_at: Option<u64>,
+}
+
+enum Msg {
+    Frame(usize, Box<Frame>),
+    Bad(usize, FrameError),
+    Closed,
+}
+
+struct Conn {
+    recorder: Option<Recorder>,
+    last_seen: Option<u64>,
+    summarising: Vec<String>,
+    name: String,
+}
+
+/// A fresh folder for the socket, under the system temp folder.
+fn socket_dir() -> std::io::Result<PathBuf> {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let dir = std::env::temp_dir().join(format!("somatize-{}-{nanos}", std::process::id()));
+    std::fs::create_dir(&dir)?;
+    Ok(dir)
+}
+
+fn reader_thread(k: usize, stream: UnixStream, tx: SyncSender<Msg>) {
+    let mut r = BufReader::with_capacity(1 << 20, stream);
+    loop {
+        match read_frame(&mut r) {
+            Ok(Some(f)) => {
+                if tx.send(Msg::Frame(k, Box::new(f))).is_err() {
+                    return;
+                }
+            }
+            Ok(None) => break,
+            Err(e) => {
+                let _ = tx.send(Msg::Bad(k, e));
+                break;
+            }
+        }
+    }
+    let _ = tx.send(Msg::Closed);
+}
+
+fn accept_thread(listener: UnixListener, tx: SyncSender<Msg>, stop: Arc<AtomicBool>) {
+    let _ = listener.set_nonblocking(true);
+    let mut k = 0;
+    while !stop.load(Ordering::Relaxed) {
+        match listener.accept() {
+            Ok((stream, _)) => {
+                let _ = stream.set_nonblocking(false);
+                let tx = tx.clone();
+                let id = k;
+                k += 1;
+                std::thread::spawn(move || reader_thread(id, stream, tx));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
+}
+
+/// The companion's state while recording.
+struct Session {
+    opts: Options,
+    main: Option<Recorder>,
+    conns: BTreeMap<usize, Conn>,
+    report: Report,
+}
+
+impl Session {
+    fn recorder_for(&mut self, k: usize) -> Result<&mut Recorder, StoreError> {
+        let conn = self.conns.entry(k).or_insert_with(|| Conn {
+            recorder: None,
+            last_seen: None,
+            summarising: self.opts.summarising.clone(),
+            name: if k == 0 {
+                String::new()
+            } else {
+                format!("c{k}")
+            },
+        });
+        if conn.recorder.is_none() {
+            let r = if conn.name.is_empty() {
+                self.main.take()
+            } else {
+                None
+            };
+            let mut r = match r {
+                Some(r) => r,
+                None => Recorder::with_writer(
+                    &self.opts.store,
+                    &self.opts.run,
+                    &format!("{}-{}", self.opts.writer, conn.name),
+                )?,
+            };
+            r.set_summarising(conn.summarising.clone());
+            r.writer().set_pipeline(self.opts.pipeline)?;
+            conn.recorder = Some(r);
+        }
+        conn.recorder.as_mut().ok_or(StoreError::Refused {
+            what: "no recorder".into(),
+        })
+    }
+
+    fn on_frame(&mut self, k: usize, frame: &Frame) {
+        if frame.is_hello() {
+            let conn = self.conns.entry(k).or_insert_with(|| Conn {
+                recorder: None,
+                last_seen: None,
+                summarising: self.opts.summarising.clone(),
+                name: if k == 0 {
+                    String::new()
+                } else {
+                    format!("c{k}")
+                },
+            });
+            if let Some(w) = &frame.header.writer {
+                conn.name = w.clone();
+            }
+            if let Some(s) = &frame.header.summarising {
+                conn.summarising = s.clone();
+                if let Some(r) = conn.recorder.as_mut() {
+                    r.set_summarising(s.clone());
+                }
+            }
+            return;
+        }
+        let forward = match frame.header.forward {
+            Some(f) => f,
+            None => self
+                .conns
+                .get(&k)
+                .and_then(|c| c.last_seen)
+                .map_or(0, |f| f + 1),
+        };
+        let every = self.opts.every.max(1);
+        let mut rec = frame.record(forward, forward % every == 0);
+        if self.opts.stats {
+            for t in &rec.tensors {
+                if !rec.stats.contains_key(t.key.as_ref()) {
+                    if let Some(s) = tensor_stats(t) {
+                        put_stats(&mut rec.stats, &t.key, &s);
+                    }
+                }
+            }
+        }
+        let result = self.recorder_for(k).and_then(|r| r.record(&rec));
+        if let Some(c) = self.conns.get_mut(&k) {
+            c.last_seen = Some(forward);
+        }
+        match result {
+            Ok(_) => self.report.forwards += 1,
+            Err(e) => {
+                self.report.failures += 1;
+                eprintln!("somatize record: forward {forward} NOT recorded: {e}");
+            }
+        }
+    }
+
+    fn reading(&mut self, machine: &mut Machine) {
+        let r = machine.read();
+        let rec = match self.main.as_mut() {
+            Some(m) => Some(m),
+            None => self.conns.get_mut(&0).and_then(|c| c.recorder.as_mut()),
+        };
+        if let Some(rec) = rec {
+            if let Err(e) = rec.reading(r) {
+                self.report.failures += 1;
+                eprintln!("somatize record: reading NOT recorded: {e}");
+            }
+        }
+    }
+
+    /// Index every forward still in flight, counting failures.
+    fn flush_all(&mut self) {
+        let recorders = self
+            .main
+            .iter_mut()
+            .chain(self.conns.values_mut().filter_map(|c| c.recorder.as_mut()));
+        for r in recorders {
+            if let Err(e) = r.flush() {
+                self.report.failures += 1;
+                eprintln!("somatize record: a forward in flight was NOT recorded: {e}");
+            }
+        }
+    }
+
+    fn end(&mut self, status: ExitStatus) {
+        use std::os::unix::process::ExitStatusExt;
+        self.report.status = status.code();
+        self.report.signal = status.signal();
+        let died = match (status.code(), status.signal()) {
+            (Some(0), _) => None,
+            (Some(c), _) => Some(format!("the command exited with status {c}")),
+            (None, Some(s)) => Some(format!("the command was killed by signal {s}")),
+            (None, None) => Some("the command ended abnormally".to_string()),
+        };
+        if self.conns.is_empty() {
+            if let Some(main) = self.main.take() {
+                self.conns.insert(
+                    0,
+                    Conn {
+                        recorder: Some(main),
+                        last_seen: None,
+                        summarising: Vec::new(),
+                        name: String::new(),
+                    },
+                );
+            }
+        }
+        let failures = self.report.failures;
+        for conn in self.conns.values_mut() {
+            let Some(r) = conn.recorder.as_mut() else {
+                continue;
+            };
+            let mut broke_at = None;
+            if let Some(why) = &died {
+                let at = conn.last_seen.map_or(0, |f| f + 1);
+                match r.broke(at, why) {
+                    Ok(_) => broke_at = Some(at),
+                    Err(e) => eprintln!("somatize record: could not mark forward {at} broke: {e}"),
+                }
+            }
+            self.report.broke_at = self.report.broke_at.or(broke_at);
+            let exit = ExitRecord {
+                written_us: crate::store::writer::now_us(),
+                ok: died.is_none() && failures == 0,
+                code: status.code(),
+                signal: status.signal(),
+                forwards: r.writer().written(),
+                last_forward: r.writer().last_forward(),
+                error: died
+                    .clone()
+                    .or_else(|| (failures > 0).then(|| format!("{failures} writes failed"))),
+            };
+            if let Err(e) = r.finish(&exit) {
+                eprintln!("somatize record: could not write the exit record: {e}");
+                self.report.failures += 1;
+            }
+        }
+    }
+}
+
+fn spawn(cmd: &[String], socket: &std::path::Path, every: u64) -> std::io::Result<Child> {
+    let (program, args) = cmd
+        .split_first()
+        .ok_or_else(|| std::io::Error::other("no command given"))?;
+    Command::new(program)
+        .args(args)
+        .env(CHANNEL_ENV, format!("unix:{}", socket.display()))
+        .env(EVERY_ENV, every.max(1).to_string())
+        .spawn()
+}
+
+/// Run `cmd` and record what it sends until it exits and its connections close.
+pub fn record(opts: Options, cmd: &[String]) -> Result<Report, String> {
+    let main = Recorder::with_writer(&opts.store, &opts.run, &opts.writer)
+        .and_then(|r| r.pipelined(opts.pipeline))
+        .map_err(|e| e.to_string())?
+        .summarising(opts.summarising.clone());
+    let dir = socket_dir().map_err(|e| format!("could not make the channel folder: {e}"))?;
+    let socket = dir.join("channel.sock");
+    let listener =
+        UnixListener::bind(&socket).map_err(|e| format!("could not open the channel: {e}"))?;
+    let (tx, rx) = sync_channel::<Msg>(2);
+    let stop = Arc::new(AtomicBool::new(false));
+    let acceptor = {
+        let (tx, stop) = (tx.clone(), stop.clone());
+        std::thread::spawn(move || accept_thread(listener, tx, stop))
+    };
+    drop(tx);
+    let child = spawn(cmd, &socket, opts.every);
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) => {
+            stop.store(true, Ordering::Relaxed);
+            let _ = acceptor.join();
+            let _ = std::fs::remove_dir_all(&dir);
+            return Err(format!(
+                "could not start {:?}: {e}",
+                cmd.first().map(String::as_str).unwrap_or("")
+            ));
+        }
+    };
+    let mut machine = Machine::new(child.id());
+    let reading_every = opts.reading_every;
+    let mut session = Session {
+        opts,
+        main: Some(main),
+        conns: BTreeMap::new(),
+        report: Report::default(),
+    };
+    session.reading(&mut machine);
+    let status = pump(
+        &mut session,
+        &rx,
+        &mut child,
+        &stop,
+        &mut machine,
+        reading_every,
+    );
+    let _ = acceptor.join();
+    let _ = std::fs::remove_dir_all(&dir);
+    session.flush_all();
+    session.reading(&mut machine);
+    session.end(status.map_err(|e| format!("waiting for the command: {e}"))?);
+    Ok(session.report)
+}
+
+/// Write frames as they come; readings on the clock; return the command's exit status once
+/// it has exited and every connection has closed (or a grace period has passed).
+fn pump(
+    session: &mut Session,
+    rx: &Receiver<Msg>,
+    child: &mut Child,
+    stop: &AtomicBool,
+    machine: &mut Machine,
+    reading_every: Duration,
+) -> std::io::Result<ExitStatus> {
+    let mut next_reading = Instant::now() + reading_every;
+    let mut status = None;
+    let mut grace_until = None;
+    loop {
+        let wait = next_reading
+            .saturating_duration_since(Instant::now())
+            .min(Duration::from_millis(50));
+        match rx.recv_timeout(wait) {
+            Ok(Msg::Frame(k, f)) => session.on_frame(k, &f),
+            Ok(Msg::Bad(k, e)) => {
+                if !matches!(e, FrameError::Truncated { .. }) || status.is_none() {
+                    eprintln!("somatize record: connection {k}: {e}");
+                }
+            }
+            Ok(Msg::Closed) => {}
+            Err(RecvTimeoutError::Disconnected) => break,
+            Err(RecvTimeoutError::Timeout) => {}
+        }
+        if Instant::now() >= next_reading {
+            session.reading(machine);
+            next_reading = Instant::now() + reading_every;
+        }
+        if status.is_none() {
+            if let Some(s) = child.try_wait()? {
+                status = Some(s);
+                stop.store(true, Ordering::Relaxed);
+                grace_until = Some(Instant::now() + Duration::from_secs(10));
+            }
+        }
+        if grace_until.is_some_and(|g| Instant::now() > g) {
+            eprintln!(
+                "somatize record: connections still open 10 s after the command exited; stopping"
+            );
+            break;
+        }
+    }
+    match status {
+        Some(s) => Ok(s),
+        None => child.wait(),
+    }
+}

@@ -1,0 +1,191 @@
+//! `Recorder`: writes one record per forward into a store, summarising chosen kinds into the index.
+
+use crate::stats::{Moments, Stats};
+use crate::store::fact::Num;
+use crate::store::{
+    blob, names, ExitRecord, ForwardRecord, IndexEntry, NodeStats, Reading, StoreError,
+    TensorBytes, Writer,
+};
+use crate::tensor::DType;
+use std::path::Path;
+use std::time::Instant;
+
+type Result<T> = std::result::Result<T, StoreError>;
+
+/// This machine's name (`/proc/sys/kernel/hostname`, `$HOSTNAME`, or `localhost`), made safe
+/// as a path component.
+pub fn host_name() -> String {
+    let raw = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_default();
+    let safe: String = raw
+        .trim()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(100)
+        .collect();
+    if safe.is_empty() {
+        "localhost".into()
+    } else {
+        safe
+    }
+}
+
+/// The writer id a process uses when not told one: `<host>-<pid>`.
+pub fn default_writer_id() -> String {
+    format!("{}-{}", host_name(), std::process::id())
+}
+
+/// Writes one run as one writer: a blob and an index line per forward, readings on request.
+pub struct Recorder {
+    writer: Writer,
+    summarising: Vec<String>,
+    started: Instant,
+    machine: String,
+}
+
+impl Recorder {
+    /// Record run `run` in the store at `store` (created if missing), as writer `<host>-<pid>`.
+    pub fn new(store: impl AsRef<Path>, run: &str) -> Result<Self> {
+        Self::with_writer(store, run, &default_writer_id())
+    }
+
+    /// Record as the given writer id (a rank, a machine); one process per writer id.
+    pub fn with_writer(store: impl AsRef<Path>, run: &str, writer: &str) -> Result<Self> {
+        Ok(Recorder {
+            writer: Writer::open(store.as_ref(), run, writer)?,
+            summarising: Vec::new(),
+            started: Instant::now(),
+            machine: host_name(),
+        })
+    }
+
+    /// Kinds whose first fact per forward is summarised into the index as `<kind>.<field>`
+    /// (e.g. `["loss"]` gives `loss.value`), so `curve` needs no fetch.
+    pub fn summarising<S: Into<String>>(mut self, kinds: impl IntoIterator<Item = S>) -> Self {
+        self.summarising = kinds.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sync up to `depth` blobs at once (see [`Writer::set_pipeline`]): much faster on most
+    /// disks, and `record` then reports a failed blob on a later call or on [`Self::flush`].
+    pub fn pipelined(mut self, depth: usize) -> Result<Self> {
+        self.writer.set_pipeline(depth)?;
+        Ok(self)
+    }
+
+    /// Wait for every forward in flight to be indexed; the first failure is returned.
+    pub fn flush(&mut self) -> Result<()> {
+        self.writer.flush()
+    }
+
+    /// Set the summarised kinds in place.
+    pub fn set_summarising(&mut self, kinds: Vec<String>) {
+        self.summarising = kinds;
+    }
+
+    /// Write one forward. On `Err`, nothing of it was indexed and earlier forwards are intact.
+    pub fn record(&mut self, rec: &ForwardRecord<'_>) -> Result<IndexEntry> {
+        let fields = blob::summarise(&rec.facts, &self.summarising);
+        self.writer.append(rec, fields)
+    }
+
+    /// Mark forward `forward` broke with no blob (what was in flight when the command died).
+    pub fn broke(&mut self, forward: u64, error: &str) -> Result<IndexEntry> {
+        self.writer.append_broke(forward, error)
+    }
+
+    /// A reading of this machine with the given values filled in by the caller; `served`,
+    /// `up_us`, `machine` and `written_us` are filled here.
+    pub fn reading(&mut self, mut r: Reading) -> Result<()> {
+        r.written_us = crate::store::writer::now_us();
+        r.machine = self.machine.clone();
+        r.up_us = Some(self.started.elapsed().as_micros() as u64);
+        r.served = Some(self.writer.written());
+        self.writer.append_reading(&r)
+    }
+
+    /// Write how the recording ended.
+    pub fn finish(&mut self, exit: &ExitRecord) -> Result<()> {
+        self.writer.finish(exit)
+    }
+
+    /// The underlying writer.
+    pub fn writer(&mut self) -> &mut Writer {
+        &mut self.writer
+    }
+}
+
+/// Write one forward of an untrained model as forward 0 of run `id` (writer `probe`).
+pub fn probe(store: impl AsRef<Path>, id: &str, rec: &ForwardRecord<'_>) -> Result<IndexEntry> {
+    names::run(id)?;
+    let mut r = Recorder::with_writer(store, id, "probe")?;
+    let mut rec = rec.clone();
+    rec.forward = 0;
+    r.record(&rec)
+}
+
+/// One-pass statistics of a tensor's little-endian bytes (floats and integers; `None` for
+/// half floats, which the caller converts first).
+pub fn tensor_stats(t: &TensorBytes<'_>) -> Option<Stats> {
+    fn run<const N: usize>(data: &[u8], conv: fn([u8; N]) -> f64) -> Stats {
+        let mut m = Moments::new();
+        let mut buf = [0f64; 4096];
+        for chunk in data.chunks(4096 * N) {
+            let mut n = 0;
+            for c in chunk.chunks_exact(N) {
+                let mut a = [0u8; N];
+                a.copy_from_slice(c);
+                buf[n] = conv(a);
+                n += 1;
+            }
+            m.push_slice(&buf[..n]);
+        }
+        m.finish()
+    }
+    Some(match t.dtype {
+        DType::F32 => run::<4>(&t.data, |a| f32::from_le_bytes(a) as f64),
+        DType::F64 => run::<8>(&t.data, f64::from_le_bytes),
+        DType::I32 => run::<4>(&t.data, |a| i32::from_le_bytes(a) as f64),
+        DType::I64 => run::<8>(&t.data, |a| i64::from_le_bytes(a) as f64),
+        DType::U8 => run::<1>(&t.data, |a| a[0] as f64),
+        DType::I8 => run::<1>(&t.data, |a| a[0] as i8 as f64),
+        DType::Bool => run::<1>(&t.data, |a| (a[0] != 0) as u8 as f64),
+        DType::F16 => run::<2>(&t.data, |a| {
+            crate::tensor::typed::f16_to_f64(u16::from_le_bytes(a))
+        }),
+        DType::BF16 => run::<2>(&t.data, |a| {
+            crate::tensor::typed::bf16_to_f64(u16::from_le_bytes(a))
+        }),
+        _ => return None,
+    })
+}
+
+/// Add `stats` of `key` to a node-stats table as `key -> metric -> number`.
+pub fn put_stats(table: &mut NodeStats, key: &str, stats: &Stats) {
+    let row = table.entry(key.to_string()).or_default();
+    row.insert("count".into(), Num(stats.count as f64));
+    row.insert("nonfinite".into(), Num(stats.nonfinite as f64));
+    row.insert("nan".into(), Num(stats.nan as f64));
+    for (name, v) in [
+        ("l2", stats.l2),
+        ("l1", stats.l1),
+        ("mean", stats.mean),
+        ("std", stats.std),
+        ("min", stats.min),
+        ("max", stats.max),
+        ("absmax", stats.absmax),
+        ("zero_fraction", stats.zero_fraction),
+    ] {
+        if let Some(v) = v {
+            row.insert(name.into(), Num(v));
+        }
+    }
+}

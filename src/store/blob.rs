@@ -1,0 +1,398 @@
+//! One forward's blob: writing it as a stored zip (`forward.json`, `facts.json`, `stats.json`,
+//! `<key>.npy`), and reading it back with its checksum checked.
+
+use super::error::{Result, StoreError};
+use super::fact::{Fact, Fields, NodeStats};
+use super::{names, npy, zipfile};
+use crate::tensor::{DType, TypedTensor};
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+use std::io::Write;
+
+/// The entry holding the forward's own description.
+pub const FORWARD_ENTRY: &str = "forward.json";
+/// The entry holding the facts, in arrival order.
+pub const FACTS_ENTRY: &str = "facts.json";
+/// The entry holding per-node statistics.
+pub const STATS_ENTRY: &str = "stats.json";
+
+/// A tensor handed to the writer as raw little-endian bytes, C order.
+#[derive(Debug, Clone)]
+pub struct TensorBytes<'a> {
+    /// The key, e.g. `act.fc1`, `grad.fc1.weight`, `param.fc1.weight`, `loss`.
+    pub key: Cow<'a, str>,
+    pub dtype: DType,
+    pub shape: Vec<usize>,
+    pub data: Cow<'a, [u8]>,
+}
+
+impl TensorBytes<'static> {
+    /// The bytes of a typed tensor (copied into little-endian order).
+    pub fn from_typed(key: &str, t: &TypedTensor) -> Self {
+        TensorBytes {
+            key: Cow::Owned(key.to_string()),
+            dtype: t.data.dtype(),
+            shape: t.shape.clone(),
+            data: Cow::Owned(npy::encode(&t.data)),
+        }
+    }
+}
+
+impl TensorBytes<'_> {
+    /// Check the key and that the bytes match dtype and shape.
+    pub fn check(&self) -> Result<()> {
+        names::key(&self.key)?;
+        if npy::descr(self.dtype).is_none() {
+            return Err(StoreError::Refused {
+                what: format!(
+                    "tensor {:?}: {} has no .npy dtype; send it as float32",
+                    self.key,
+                    self.dtype.name()
+                ),
+            });
+        }
+        let want = self
+            .shape
+            .iter()
+            .try_fold(self.dtype.size(), |a, &d| a.checked_mul(d));
+        if want != Some(self.data.len()) {
+            return Err(StoreError::Refused {
+                what: format!(
+                    "tensor {:?}: shape {:?} of {} does not match {} bytes",
+                    self.key,
+                    self.shape,
+                    self.dtype.name(),
+                    self.data.len()
+                ),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// What one forward holds, as handed to the writer.
+#[derive(Debug, Clone, Default)]
+pub struct ForwardRecord<'a> {
+    /// The forward's number (the training step); strictly increasing per writer.
+    pub forward: u64,
+    /// How long the forward took; when `None`, the span of its facts.
+    pub took_us: Option<u64>,
+    /// Whether it broke (also true when any fact carries an error).
+    pub broke: bool,
+    /// Why it broke, when it did.
+    pub error: Option<String>,
+    /// The facts in arrival order.
+    pub facts: Vec<Fact>,
+    /// Per-node statistics, node -> metric -> number.
+    pub stats: NodeStats,
+    /// Tensors to keep.
+    pub tensors: Vec<TensorBytes<'a>>,
+}
+
+impl ForwardRecord<'_> {
+    /// The forward's duration: as given, or from its facts' earliest start to latest end.
+    pub fn took(&self) -> u64 {
+        self.took_us.unwrap_or_else(|| {
+            let start = self.facts.iter().map(|f| f.began_us).min().unwrap_or(0);
+            let end = self
+                .facts
+                .iter()
+                .map(|f| {
+                    f.began_us
+                        .saturating_add(f.took_us.min(i64::MAX as u64) as i64)
+                })
+                .max()
+                .unwrap_or(0);
+            end.saturating_sub(start).max(0) as u64
+        })
+    }
+
+    /// Whether it broke: said so, or a fact carries an error.
+    pub fn is_broke(&self) -> bool {
+        self.broke || self.facts.iter().any(|f| f.error.is_some())
+    }
+
+    /// The error it broke with: as given, or the first fact's error.
+    pub fn first_error(&self) -> Option<String> {
+        self.error.clone().or_else(|| {
+            self.facts
+                .iter()
+                .find_map(|f| f.error.as_ref().map(|e| format!("{}: {e}", f.node)))
+        })
+    }
+}
+
+/// `forward.json`: the blob's own description, so a blob read alone says what it is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ForwardMeta {
+    pub run: String,
+    pub writer: String,
+    pub forward: u64,
+    pub written_us: i64,
+    pub took_us: u64,
+    pub broke: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(default)]
+    pub fields: serde_json::Map<String, serde_json::Value>,
+    /// The tensor keys held, in entry order.
+    #[serde(default)]
+    pub tensors: Vec<String>,
+}
+
+/// Write a blob to `out`; returns its length and CRC-32.
+pub fn write<W: Write>(
+    out: W,
+    meta: &ForwardMeta,
+    rec: &ForwardRecord<'_>,
+) -> std::io::Result<(W, u64, u32)> {
+    let mut z = zipfile::ZipWriter::new(out);
+    z.add(FORWARD_ENTRY, &[&serde_json::to_vec(meta)?])?;
+    z.add(FACTS_ENTRY, &[&serde_json::to_vec(&rec.facts)?])?;
+    if !rec.stats.is_empty() {
+        z.add(STATS_ENTRY, &[&serde_json::to_vec(&rec.stats)?])?;
+    }
+    for t in &rec.tensors {
+        let descr = npy::descr(t.dtype).unwrap_or("|u1");
+        let header = npy::header(descr, &t.shape);
+        z.add(&format!("{}.npy", t.key), &[&header, &t.data])?;
+    }
+    z.finish()
+}
+
+/// A blob read back: its bytes, checked against the index, and its entries.
+#[derive(Debug, Clone)]
+pub struct Blob {
+    /// The blob's path in the store (for messages).
+    pub path: String,
+    bytes: Vec<u8>,
+    index: zipfile::ZipIndex,
+}
+
+impl Blob {
+    /// Check `bytes` against the length and CRC-32 the index recorded, then read its directory.
+    pub fn open(
+        run: &str,
+        forward: u64,
+        path: &str,
+        bytes: Vec<u8>,
+        len: u64,
+        crc: u32,
+    ) -> Result<Self> {
+        if bytes.len() as u64 != len {
+            return Err(StoreError::BlobLength {
+                run: run.to_string(),
+                forward,
+                path: path.to_string(),
+                want: len,
+                got: bytes.len() as u64,
+            });
+        }
+        let got = crc32fast::hash(&bytes);
+        if got != crc {
+            return Err(StoreError::BlobChecksum {
+                run: run.to_string(),
+                forward,
+                path: path.to_string(),
+                want: crc,
+                got,
+            });
+        }
+        Self::unchecked(path, bytes)
+    }
+
+    /// Read a blob's directory without an index to check it against (a blob on its own).
+    pub fn unchecked(path: &str, bytes: Vec<u8>) -> Result<Self> {
+        let index = zipfile::index_of(path, &bytes)?;
+        Ok(Blob {
+            path: path.to_string(),
+            bytes,
+            index,
+        })
+    }
+
+    fn entry(&self, name: &str) -> Result<&[u8]> {
+        zipfile::read_entry(&self.path, &self.bytes, &self.index, name)
+    }
+
+    fn json<T: for<'d> Deserialize<'d>>(&self, name: &str) -> Result<T> {
+        serde_json::from_slice(self.entry(name)?).map_err(|e| StoreError::BadEntry {
+            path: self.path.clone(),
+            entry: name.to_string(),
+            reason: e.to_string(),
+        })
+    }
+
+    /// `forward.json`.
+    pub fn meta(&self) -> Result<ForwardMeta> {
+        self.json(FORWARD_ENTRY)
+    }
+
+    /// The facts in arrival order.
+    pub fn facts(&self) -> Result<Vec<Fact>> {
+        self.json(FACTS_ENTRY)
+    }
+
+    /// Per-node statistics (empty when the blob has none).
+    pub fn stats(&self) -> Result<NodeStats> {
+        if !self.index.entries.contains_key(STATS_ENTRY) {
+            return Ok(NodeStats::new());
+        }
+        self.json(STATS_ENTRY)
+    }
+
+    /// The tensor keys held (entries ending in `.npy`, without the suffix), sorted.
+    pub fn tensor_keys(&self) -> Vec<&str> {
+        self.index
+            .entries
+            .keys()
+            .filter_map(|n| n.strip_suffix(".npy"))
+            .collect()
+    }
+
+    /// The tensor under `key`, or `None` when the blob has no such key.
+    pub fn tensor(&self, key: &str) -> Result<Option<TypedTensor>> {
+        let name = format!("{key}.npy");
+        if !self.index.entries.contains_key(&name) {
+            return Ok(None);
+        }
+        let bytes = self.entry(&name)?;
+        npy::parse(bytes, key, &self.path)
+            .map(Some)
+            .map_err(|reason| StoreError::BadEntry {
+                path: self.path.clone(),
+                entry: name,
+                reason,
+            })
+    }
+
+    /// The blob's length in bytes.
+    pub fn len(&self) -> u64 {
+        self.bytes.len() as u64
+    }
+
+    /// Whether the blob is empty (never, for a valid one).
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+}
+
+/// The summarised fields of a forward: for each summarised kind, the first fact of that kind
+/// gives `<kind>.<field>` for each of its extra fields that is a number, text or boolean.
+pub fn summarise(facts: &[Fact], kinds: &[String]) -> Fields<'static> {
+    let mut out = Vec::new();
+    for kind in kinds {
+        let Some(f) = facts.iter().find(|f| &f.kind == kind) else {
+            continue;
+        };
+        for (name, value) in &f.extra {
+            if let Some(v) = super::fact::Field::from_json(value) {
+                out.push((Cow::Owned(format!("{kind}.{name}")), v));
+            }
+        }
+    }
+    Fields(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tensor::TensorData;
+
+    fn sample() -> (ForwardMeta, ForwardRecord<'static>) {
+        let mut stats = NodeStats::new();
+        stats
+            .entry("fc1".into())
+            .or_default()
+            .insert("l2".into(), super::super::fact::Num(3.5));
+        let t =
+            TypedTensor::from_f32("act.fc1", vec![1.0, -2.0, 3.0, f32::NAN], vec![2, 2]).unwrap();
+        let rec = ForwardRecord {
+            forward: 7,
+            facts: vec![Fact::new("fc1", "Linear"), Fact::loss(0.5)],
+            stats,
+            tensors: vec![TensorBytes::from_typed("act.fc1", &t)],
+            ..Default::default()
+        };
+        let meta = ForwardMeta {
+            run: "r".into(),
+            writer: "w".into(),
+            forward: 7,
+            written_us: 1,
+            took_us: 0,
+            broke: false,
+            error: None,
+            fields: Default::default(),
+            tensors: vec!["act.fc1".into()],
+        };
+        (meta, rec)
+    }
+
+    #[test]
+    fn blobs_round_trip_and_numpy_layout_holds() {
+        let (meta, rec) = sample();
+        let (bytes, len, crc) = write(Vec::new(), &meta, &rec).unwrap();
+        let blob = Blob::open("r", 7, "b.npz", bytes, len, crc).unwrap();
+        assert_eq!(blob.meta().unwrap(), meta);
+        assert_eq!(blob.facts().unwrap(), rec.facts);
+        assert_eq!(blob.stats().unwrap(), rec.stats);
+        assert_eq!(blob.tensor_keys(), ["act.fc1"]);
+        let t = blob.tensor("act.fc1").unwrap().unwrap();
+        assert_eq!(t.shape, [2, 2]);
+        match t.data {
+            TensorData::F32(v) => {
+                assert_eq!(&v[..3], &[1.0, -2.0, 3.0]);
+                assert!(v[3].is_nan());
+            }
+            other => panic!("got {other:?}, wanted f32"),
+        }
+        assert!(blob.tensor("act.none").unwrap().is_none());
+    }
+
+    #[test]
+    fn checksum_and_length_are_checked() {
+        let (meta, rec) = sample();
+        let (mut bytes, len, crc) = write(Vec::new(), &meta, &rec).unwrap();
+        let short = bytes[..bytes.len() - 1].to_vec();
+        assert!(matches!(
+            Blob::open("r", 7, "b", short, len, crc),
+            Err(StoreError::BlobLength { .. })
+        ));
+        let mid = bytes.len() / 2;
+        bytes[mid] ^= 0x40;
+        let err = Blob::open("r", 7, "b", bytes, len, crc).unwrap_err();
+        assert!(
+            matches!(err, StoreError::BlobChecksum { forward: 7, .. }),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn bad_tensors_are_refused() {
+        let t = TensorBytes {
+            key: "k".into(),
+            dtype: DType::F32,
+            shape: vec![3],
+            data: Cow::Owned(vec![0; 8]),
+        };
+        assert!(t.check().is_err(), "8 bytes for 3 f32 accepted");
+        let t = TensorBytes {
+            key: "../x".into(),
+            dtype: DType::F32,
+            shape: vec![2],
+            data: Cow::Owned(vec![0; 8]),
+        };
+        assert!(t.check().is_err(), "escaping key accepted");
+    }
+
+    #[test]
+    fn summaries_name_kind_dot_field() {
+        let facts = vec![Fact::new("fc1", "Linear"), Fact::loss(0.25)];
+        let f = summarise(&facts, &["loss".into(), "absent".into()]);
+        assert_eq!(
+            f.get("loss.value"),
+            Some(&super::super::fact::Field::Num(0.25))
+        );
+        assert_eq!(f.0.len(), 1, "fields {f:?}");
+    }
+}

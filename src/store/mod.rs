@@ -1,0 +1,33 @@
+//! The store: a versioned folder of runs, one append-only index and one blob per forward per
+//! writer. See docs/store-format.md for the exact format.
+
+pub mod blob;
+pub mod error;
+pub mod fact;
+mod fastline;
+pub mod format;
+pub mod fs;
+pub mod index;
+pub mod names;
+pub mod npy;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod pipeline;
+pub mod reading;
+pub mod scan;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod snapshot;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod writer;
+pub mod zipfile;
+
+pub use blob::{Blob, ForwardMeta, ForwardRecord, TensorBytes};
+pub use error::StoreError;
+pub use fact::{Fact, Field, Fields, NodeStats, Num};
+#[cfg(not(target_arch = "wasm32"))]
+pub use fs::{DirFs, FileSource};
+pub use fs::{RangeSource, StoreFs, ZipFs};
+pub use index::{IndexEntry, IndexLine};
+pub use reading::{ExitRecord, Reading};
+pub use scan::{RunScan, ScanItem, Store};
+#[cfg(not(target_arch = "wasm32"))]
+pub use writer::Writer;

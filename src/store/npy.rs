@@ -1,0 +1,223 @@
+//! The `.npy` entries of a blob: header writing for raw little-endian tensors, and reading back
+//! exactly what this writer produces (little-endian, C order, numeric dtypes).
+
+use crate::tensor::{DType, Provenance, TensorData, TypedTensor};
+
+/// The numpy `descr` of a dtype as this store writes it; bfloat16 has none.
+pub fn descr(dtype: DType) -> Option<&'static str> {
+    Some(match dtype {
+        DType::F16 => "<f2",
+        DType::F32 => "<f4",
+        DType::F64 => "<f8",
+        DType::I8 => "|i1",
+        DType::I16 => "<i2",
+        DType::I32 => "<i4",
+        DType::I64 => "<i8",
+        DType::U8 => "|u1",
+        DType::U16 => "<u2",
+        DType::U32 => "<u4",
+        DType::U64 => "<u8",
+        DType::Bool => "|b1",
+        DType::BF16 => return None,
+    })
+}
+
+fn dtype_of(descr: &str) -> Option<DType> {
+    Some(match descr {
+        "<f2" => DType::F16,
+        "<f4" => DType::F32,
+        "<f8" => DType::F64,
+        "|i1" | "<i1" => DType::I8,
+        "<i2" => DType::I16,
+        "<i4" => DType::I32,
+        "<i8" => DType::I64,
+        "|u1" | "<u1" => DType::U8,
+        "<u2" => DType::U16,
+        "<u4" => DType::U32,
+        "<u8" => DType::U64,
+        "|b1" => DType::Bool,
+        _ => return None,
+    })
+}
+
+/// The `.npy` header (magic, version, length, dict, padding) for a C-order array.
+pub fn header(descr: &str, shape: &[usize]) -> Vec<u8> {
+    let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
+    let shape_text = match dims.len() {
+        1 => format!("({},)", dims[0]),
+        _ => format!("({})", dims.join(", ")),
+    };
+    let dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape_text}, }}");
+    let (version, prefix) = if dict.len() + 11 < 65_000 {
+        (1u8, 10)
+    } else {
+        (2u8, 12)
+    };
+    let total = (prefix + dict.len() + 1).div_ceil(64) * 64;
+    let pad = total - prefix - dict.len() - 1;
+    let hlen = total - prefix;
+    let mut out = Vec::with_capacity(total);
+    out.extend_from_slice(b"\x93NUMPY");
+    out.push(version);
+    out.push(0);
+    if version == 1 {
+        out.extend_from_slice(&(hlen as u16).to_le_bytes());
+    } else {
+        out.extend_from_slice(&(hlen as u32).to_le_bytes());
+    }
+    out.extend_from_slice(dict.as_bytes());
+    out.extend(std::iter::repeat_n(b' ', pad));
+    out.push(b'\n');
+    out
+}
+
+/// The value following `'key':` in a header dict, up to the next top-level comma or brace.
+fn dict_value<'a>(dict: &'a str, key: &str) -> Option<&'a str> {
+    let at = dict.find(&format!("'{key}':"))? + key.len() + 3;
+    let rest = dict.get(at..)?.trim_start();
+    if rest.starts_with('(') {
+        return rest.get(..=rest.find(')')?);
+    }
+    let end = rest.find([',', '}'])?;
+    Some(rest[..end].trim())
+}
+
+/// Parse a `.npy` entry this store wrote into a tensor; `Err` says what is wrong.
+pub fn parse(bytes: &[u8], key: &str, file: &str) -> Result<TypedTensor, String> {
+    if bytes.get(..6) != Some(b"\x93NUMPY") {
+        return Err("not an .npy array (bad magic)".into());
+    }
+    let major = *bytes.get(6).ok_or("truncated header")?;
+    let (hlen, start) = match major {
+        1 => {
+            let b = bytes.get(8..10).ok_or("truncated header")?;
+            (u16::from_le_bytes([b[0], b[1]]) as usize, 10usize)
+        }
+        2 | 3 => {
+            let b = bytes.get(8..12).ok_or("truncated header")?;
+            (u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize, 12)
+        }
+        v => return Err(format!("unknown .npy version {v}")),
+    };
+    let dict = bytes
+        .get(start..start.checked_add(hlen).ok_or("header length overflows")?)
+        .ok_or("header runs past the entry")?;
+    let dict = std::str::from_utf8(dict).map_err(|_| "header is not text")?;
+    let descr = dict_value(dict, "descr")
+        .ok_or("header has no descr")?
+        .trim_matches('\'');
+    let dtype =
+        dtype_of(descr).ok_or_else(|| format!("dtype {descr:?} is not one this store writes"))?;
+    if dict_value(dict, "fortran_order") != Some("False") {
+        return Err("Fortran-order arrays are not written by this store".into());
+    }
+    let shape_text = dict_value(dict, "shape").ok_or("header has no shape")?;
+    let shape = shape_text
+        .trim_matches(|c| c == '(' || c == ')')
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            s.parse::<usize>()
+                .map_err(|_| format!("bad shape {shape_text}"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let data = &bytes[start + hlen..];
+    let count = shape
+        .iter()
+        .try_fold(1usize, |a, &d| a.checked_mul(d))
+        .ok_or("shape overflows")?;
+    if count.checked_mul(dtype.size()) != Some(data.len()) {
+        return Err(format!(
+            "shape {shape:?} of {descr} needs {} bytes, the entry has {}",
+            count.saturating_mul(dtype.size()),
+            data.len()
+        ));
+    }
+    let provenance = Provenance {
+        file: file.to_string(),
+        key: key.to_string(),
+        dtype: descr.to_string(),
+    };
+    TypedTensor::new(decode(dtype, data), shape, provenance)
+        .ok_or_else(|| "shape does not match data".into())
+}
+
+fn le<const N: usize, T>(data: &[u8], f: fn([u8; N]) -> T) -> Vec<T> {
+    data.chunks_exact(N)
+        .map(|c| {
+            let mut a = [0u8; N];
+            a.copy_from_slice(c);
+            f(a)
+        })
+        .collect()
+}
+
+/// Little-endian bytes of `dtype` into tensor data (length already checked).
+pub fn decode(dtype: DType, data: &[u8]) -> TensorData {
+    match dtype {
+        DType::F16 => TensorData::F16(le(data, u16::from_le_bytes)),
+        DType::BF16 => TensorData::BF16(le(data, u16::from_le_bytes)),
+        DType::F32 => TensorData::F32(le(data, f32::from_le_bytes)),
+        DType::F64 => TensorData::F64(le(data, f64::from_le_bytes)),
+        DType::I8 => TensorData::I8(data.iter().map(|&b| b as i8).collect()),
+        DType::I16 => TensorData::I16(le(data, i16::from_le_bytes)),
+        DType::I32 => TensorData::I32(le(data, i32::from_le_bytes)),
+        DType::I64 => TensorData::I64(le(data, i64::from_le_bytes)),
+        DType::U8 => TensorData::U8(data.to_vec()),
+        DType::U16 => TensorData::U16(le(data, u16::from_le_bytes)),
+        DType::U32 => TensorData::U32(le(data, u32::from_le_bytes)),
+        DType::U64 => TensorData::U64(le(data, u64::from_le_bytes)),
+        DType::Bool => TensorData::Bool(data.iter().map(|&b| b != 0).collect()),
+    }
+}
+
+/// Tensor data as little-endian bytes.
+pub fn encode(data: &TensorData) -> Vec<u8> {
+    fn flat<T: Copy, const N: usize>(v: &[T], f: fn(T) -> [u8; N]) -> Vec<u8> {
+        v.iter().flat_map(|&x| f(x)).collect()
+    }
+    match data {
+        TensorData::F16(v) | TensorData::BF16(v) | TensorData::U16(v) => flat(v, u16::to_le_bytes),
+        TensorData::F32(v) => flat(v, f32::to_le_bytes),
+        TensorData::F64(v) => flat(v, f64::to_le_bytes),
+        TensorData::I8(v) => v.iter().map(|&x| x as u8).collect(),
+        TensorData::I16(v) => flat(v, i16::to_le_bytes),
+        TensorData::I32(v) => flat(v, i32::to_le_bytes),
+        TensorData::I64(v) => flat(v, i64::to_le_bytes),
+        TensorData::U8(v) => v.clone(),
+        TensorData::U32(v) => flat(v, u32::to_le_bytes),
+        TensorData::U64(v) => flat(v, u64::to_le_bytes),
+        TensorData::Bool(v) => v.iter().map(|&b| b as u8).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_are_aligned_and_parse_back() {
+        for shape in [vec![], vec![3], vec![2, 3], vec![1, 0, 4]] {
+            let h = header("<f4", &shape);
+            assert_eq!(h.len() % 64, 0, "header for {shape:?} is {} bytes", h.len());
+            let n: usize = shape.iter().product();
+            let mut bytes = h.clone();
+            bytes.extend(encode(&TensorData::F32((0..n).map(|i| i as f32).collect())));
+            let t = parse(&bytes, "k", "f").unwrap();
+            assert_eq!(t.shape, shape);
+            assert_eq!(t.data.len(), n);
+        }
+    }
+
+    #[test]
+    fn lying_headers_are_refused() {
+        let mut bytes = header("<f8", &[1000, 1000]);
+        bytes.extend([0u8; 16]);
+        assert!(parse(&bytes, "k", "f").unwrap_err().contains("needs"));
+        let mut big = header(">f8", &[2]);
+        big.extend([0u8; 16]);
+        assert!(parse(&big, "k", "f").is_err(), "big-endian accepted");
+        assert!(parse(b"\x93NUMPY\x01", "k", "f").is_err());
+    }
+}

@@ -1,0 +1,165 @@
+//! Export: a snapshot zip of a store's tree (entries stored), all of a run or its last N forwards.
+
+use super::error::{Result, StoreError};
+use super::format::{self, FormatFile};
+use super::fs::StoreFs;
+use super::index::{self, LineReader};
+use super::scan::Store;
+use super::zipfile::ZipWriter;
+use std::io::Write;
+use std::path::Path;
+
+/// What an export wrote.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ExportSummary {
+    pub runs: usize,
+    pub writers: usize,
+    pub forwards: u64,
+    pub blobs: u64,
+    pub bytes: u64,
+}
+
+/// Read `path` through `fs` twice in bounded chunks: once for its CRC, once into the zip.
+fn copy_entry<F: StoreFs, W: Write>(
+    fs: &F,
+    z: &mut ZipWriter<W>,
+    path: &str,
+    len: u64,
+) -> Result<()> {
+    let mut crc = crc32fast::Hasher::new();
+    let mut at = 0;
+    while at < len {
+        let chunk = fs.read_range(path, at, index::CHUNK.min(len - at))?;
+        if chunk.is_empty() {
+            return Err(StoreError::BlobLength {
+                run: String::new(),
+                forward: 0,
+                path: path.to_string(),
+                want: len,
+                got: at,
+            });
+        }
+        crc.update(&chunk);
+        at += chunk.len() as u64;
+    }
+    z.add_with(path, len, crc, &mut |out| {
+        let mut at = 0;
+        while at < len {
+            let chunk = fs
+                .read_range(path, at, index::CHUNK.min(len - at))
+                .map_err(std::io::Error::other)?;
+            if chunk.is_empty() {
+                return Err(std::io::Error::other(format!(
+                    "{path} shrank while exporting"
+                )));
+            }
+            out.write_all(&chunk)?;
+            at += chunk.len() as u64;
+        }
+        Ok(())
+    })
+    .map_err(|e| StoreError::io(path, "export", e))
+}
+
+/// The length of `path` up to and including its last newline (a torn tail is left out).
+fn whole_lines_len<F: StoreFs>(fs: &F, path: &str) -> Result<u64> {
+    let mut lines = LineReader::open(fs, path)?;
+    let mut len = 0u64;
+    while let Some((_, text)) = lines.next_line()? {
+        match text {
+            Ok(t) => len += t.len() as u64 + 1,
+            // Not UTF-8 or too long: its exact length is not known here; copy the file as is.
+            Err(_) => return fs.len(path),
+        }
+    }
+    Ok(len)
+}
+
+/// Write a snapshot of `runs` of `store` (all runs when empty) to `out`; with `last`, only
+/// each run's last N forwards (merged over writers) and their blobs.
+pub fn export<F: StoreFs>(
+    store: &Store<F>,
+    runs: &[String],
+    last: Option<usize>,
+    out: &Path,
+) -> Result<ExportSummary> {
+    let runs = if runs.is_empty() {
+        store.runs()?
+    } else {
+        runs.to_vec()
+    };
+    let tmp = out.with_extension("zip.tmp");
+    let file = std::fs::File::create(&tmp)
+        .map_err(|e| StoreError::io(tmp.display().to_string(), "create", e))?;
+    let mut z = ZipWriter::new(std::io::BufWriter::with_capacity(1 << 20, file));
+    let mut sum = ExportSummary::default();
+    let fmt = serde_json::to_vec(&FormatFile::current()).unwrap_or_default();
+    let wrap = |e: std::io::Error| StoreError::io(out.display().to_string(), "write", e);
+    z.add(format::FORMAT_FILE, &[&fmt]).map_err(wrap)?;
+    for run in &runs {
+        sum.runs += 1;
+        let keep = match last {
+            Some(n) => Some(store.last(run, n, &mut |_| {})?),
+            None => None,
+        };
+        for w in store.writers(run)? {
+            sum.writers += 1;
+            let dir = format::writer_dir(run, &w);
+            let index_path = format!("{dir}/{}", format::INDEX_FILE);
+            let mut entries = Vec::new();
+            match &keep {
+                Some(items) => {
+                    let mut text = String::new();
+                    for item in items.iter().filter(|i| *i.writer == *w) {
+                        text.push_str(&item.entry.to_line());
+                        text.push('\n');
+                        entries.push(item.entry.clone());
+                    }
+                    z.add(&index_path, &[text.as_bytes()]).map_err(wrap)?;
+                }
+                None => {
+                    let len = whole_lines_len(store.fs(), &index_path)?;
+                    copy_entry(store.fs(), &mut z, &index_path, len)?;
+                    store.for_each_line(
+                        run,
+                        &w,
+                        &mut |l| entries.push(l.to_entry()),
+                        &mut |_| {},
+                    )?;
+                }
+            }
+            for e in &entries {
+                sum.forwards += 1;
+                if let (Some(blob), Some(len)) = (&e.blob, e.len) {
+                    super::names::relative_path(blob)?;
+                    copy_entry(store.fs(), &mut z, &format!("{dir}/{blob}"), len)?;
+                    sum.blobs += 1;
+                }
+            }
+            for extra in [format::READINGS_FILE, format::EXIT_FILE] {
+                let p = format!("{dir}/{extra}");
+                match whole_lines_len(store.fs(), &p) {
+                    Ok(len) => copy_entry(
+                        store.fs(),
+                        &mut z,
+                        &p,
+                        if extra == format::EXIT_FILE {
+                            store.fs().len(&p)?
+                        } else {
+                            len
+                        },
+                    )?,
+                    Err(StoreError::NotFound { .. }) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+    }
+    let (w, len, _) = z.finish().map_err(wrap)?;
+    let file = w.into_inner().map_err(|e| wrap(e.into_error()))?;
+    file.sync_all().map_err(wrap)?;
+    std::fs::rename(&tmp, out)
+        .map_err(|e| StoreError::io(out.display().to_string(), "rename", e))?;
+    sum.bytes = len;
+    Ok(sum)
+}

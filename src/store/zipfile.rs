@@ -1,0 +1,620 @@
+//! Zip archives with stored (uncompressed) entries: a streaming writer and a range-read index.
+//!
+//! Blobs and snapshots are both such archives. The writer emits zip64 records only when an
+//! offset, size or count needs them; the reader understands both and refuses compressed,
+//! encrypted or overlapping entries.
+
+use super::error::{Result, StoreError};
+use std::collections::BTreeMap;
+use std::io::Write;
+
+const LOCAL_SIG: u32 = 0x0403_4b50;
+const CENTRAL_SIG: u32 = 0x0201_4b50;
+const EOCD_SIG: u32 = 0x0605_4b50;
+const EOCD64_SIG: u32 = 0x0606_4b50;
+const LOCATOR64_SIG: u32 = 0x0706_4b50;
+const LOCAL_LEN: u64 = 30;
+const CENTRAL_LEN: usize = 46;
+const EOCD_LEN: u64 = 22;
+/// 1980-01-01 in MS-DOS date format; entries carry no time (timestamps are in the index).
+const DOS_DATE: u16 = 0x0021;
+const UTF8_FLAG: u16 = 0x0800;
+const MAX32: u64 = 0xFFFF_FFFF;
+
+struct Written {
+    name: String,
+    crc: u32,
+    size: u64,
+    offset: u64,
+}
+
+/// A zip writer over any `Write`, with every entry stored; it tracks the CRC-32 of every
+/// byte it emits, so the archive's own checksum comes for free.
+pub struct ZipWriter<W: Write> {
+    out: W,
+    offset: u64,
+    file_crc: crc32fast::Hasher,
+    entries: Vec<Written>,
+}
+
+fn put16(b: &mut Vec<u8>, v: u16) {
+    b.extend_from_slice(&v.to_le_bytes());
+}
+fn put32(b: &mut Vec<u8>, v: u32) {
+    b.extend_from_slice(&v.to_le_bytes());
+}
+fn put64(b: &mut Vec<u8>, v: u64) {
+    b.extend_from_slice(&v.to_le_bytes());
+}
+fn clamp32(v: u64) -> u32 {
+    v.min(MAX32) as u32
+}
+
+impl<W: Write> ZipWriter<W> {
+    /// A writer emitting to `out`.
+    pub fn new(out: W) -> Self {
+        ZipWriter {
+            out,
+            offset: 0,
+            file_crc: crc32fast::Hasher::new(),
+            entries: Vec::new(),
+        }
+    }
+
+    fn emit(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.out.write_all(bytes)?;
+        self.file_crc.update(bytes);
+        self.offset += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Add an entry whose content is the concatenation of `parts`.
+    pub fn add(&mut self, name: &str, parts: &[&[u8]]) -> std::io::Result<()> {
+        let mut entry_crc = crc32fast::Hasher::new();
+        let mut size = 0u64;
+        for p in parts {
+            entry_crc.update(p);
+            size += p.len() as u64;
+        }
+        self.add_with(name, size, entry_crc, &mut |out| {
+            parts.iter().try_for_each(|p| out.write_all(p))
+        })
+    }
+
+    /// Add an entry of `size` bytes whose CRC-32 state is `entry_crc`, its content written by
+    /// `body` (which must write exactly `size` bytes; checked).
+    pub fn add_with(
+        &mut self,
+        name: &str,
+        size: u64,
+        entry_crc: crc32fast::Hasher,
+        body: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        let crc = entry_crc.clone().finalize();
+        let big = size >= MAX32;
+        let mut h = Vec::with_capacity(LOCAL_LEN as usize + name.len() + 20);
+        put32(&mut h, LOCAL_SIG);
+        put16(&mut h, if big { 45 } else { 20 });
+        put16(&mut h, UTF8_FLAG);
+        put16(&mut h, 0); // stored
+        put16(&mut h, 0);
+        put16(&mut h, DOS_DATE);
+        put32(&mut h, crc);
+        put32(&mut h, clamp32(size));
+        put32(&mut h, clamp32(size));
+        put16(&mut h, name.len() as u16);
+        put16(&mut h, if big { 20 } else { 0 });
+        h.extend_from_slice(name.as_bytes());
+        if big {
+            put16(&mut h, 1);
+            put16(&mut h, 16);
+            put64(&mut h, size);
+            put64(&mut h, size);
+        }
+        let offset = self.offset;
+        self.emit(&h)?;
+        let mut counter = Counting {
+            out: &mut self.out,
+            n: 0,
+        };
+        body(&mut counter)?;
+        if counter.n != size {
+            return Err(std::io::Error::other(format!(
+                "zip entry {name}: {} bytes written, {size} declared",
+                counter.n
+            )));
+        }
+        self.offset += size;
+        self.file_crc.combine(&entry_crc);
+        self.entries.push(Written {
+            name: name.to_string(),
+            crc,
+            size,
+            offset,
+        });
+        Ok(())
+    }
+
+    /// Write the central directory; returns the output, the archive length and its CRC-32.
+    pub fn finish(mut self) -> std::io::Result<(W, u64, u32)> {
+        let cd_start = self.offset;
+        let mut cd = Vec::new();
+        for e in &self.entries {
+            let mut extra = Vec::new();
+            if e.size >= MAX32 {
+                put64(&mut extra, e.size);
+                put64(&mut extra, e.size);
+            }
+            if e.offset >= MAX32 {
+                put64(&mut extra, e.offset);
+            }
+            put32(&mut cd, CENTRAL_SIG);
+            put16(&mut cd, (3 << 8) | 45);
+            put16(&mut cd, if extra.is_empty() { 20 } else { 45 });
+            put16(&mut cd, UTF8_FLAG);
+            put16(&mut cd, 0);
+            put16(&mut cd, 0);
+            put16(&mut cd, DOS_DATE);
+            put32(&mut cd, e.crc);
+            put32(&mut cd, clamp32(e.size));
+            put32(&mut cd, clamp32(e.size));
+            put16(&mut cd, e.name.len() as u16);
+            put16(
+                &mut cd,
+                if extra.is_empty() {
+                    0
+                } else {
+                    extra.len() as u16 + 4
+                },
+            );
+            put16(&mut cd, 0);
+            put16(&mut cd, 0);
+            put16(&mut cd, 0);
+            put32(&mut cd, 0o100644 << 16);
+            put32(&mut cd, clamp32(e.offset));
+            cd.extend_from_slice(e.name.as_bytes());
+            if !extra.is_empty() {
+                put16(&mut cd, 1);
+                put16(&mut cd, extra.len() as u16);
+                cd.extend_from_slice(&extra);
+            }
+        }
+        let cd_len = cd.len() as u64;
+        let count = self.entries.len() as u64;
+        let needs64 = count >= 0xFFFF || cd_start >= MAX32 || cd_len >= MAX32;
+        if needs64 {
+            let eocd64_at = cd_start + cd_len;
+            put32(&mut cd, EOCD64_SIG);
+            put64(&mut cd, 44);
+            put16(&mut cd, 45);
+            put16(&mut cd, 45);
+            put32(&mut cd, 0);
+            put32(&mut cd, 0);
+            put64(&mut cd, count);
+            put64(&mut cd, count);
+            put64(&mut cd, cd_len);
+            put64(&mut cd, cd_start);
+            put32(&mut cd, LOCATOR64_SIG);
+            put32(&mut cd, 0);
+            put64(&mut cd, eocd64_at);
+            put32(&mut cd, 1);
+        }
+        put32(&mut cd, EOCD_SIG);
+        put16(&mut cd, 0);
+        put16(&mut cd, 0);
+        put16(&mut cd, count.min(0xFFFF) as u16);
+        put16(&mut cd, count.min(0xFFFF) as u16);
+        put32(&mut cd, clamp32(cd_len));
+        put32(&mut cd, clamp32(cd_start));
+        put16(&mut cd, 0);
+        self.emit(&cd)?;
+        let crc = self.file_crc.clone().finalize();
+        Ok((self.out, self.offset, crc))
+    }
+}
+
+struct Counting<'a, W: Write> {
+    out: &'a mut W,
+    n: u64,
+}
+
+impl<W: Write> Write for Counting<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.out.write(buf)?;
+        self.n += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// One entry of an archive, as the central directory describes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ZipEntry {
+    pub name: String,
+    /// Where its local header starts.
+    pub header_offset: u64,
+    /// Its length (stored, so compressed and uncompressed agree).
+    pub size: u64,
+    pub crc: u32,
+}
+
+/// The entries of a stored archive, by name (sorted), read from its central directory.
+#[derive(Debug, Clone, Default)]
+pub struct ZipIndex {
+    pub entries: BTreeMap<String, ZipEntry>,
+    /// The archive length.
+    pub len: u64,
+}
+
+/// A little-endian cursor over a byte slice that never reads past its end.
+struct Cursor<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let s = self.b.get(self.at..self.at.checked_add(n)?)?;
+        self.at += n;
+        Some(s)
+    }
+    fn u16(&mut self) -> Option<u16> {
+        self.take(2).map(|s| u16::from_le_bytes([s[0], s[1]]))
+    }
+    fn u32(&mut self) -> Option<u32> {
+        self.take(4)
+            .map(|s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+    }
+    fn u64(&mut self) -> Option<u64> {
+        let s = self.take(8)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(s);
+        Some(u64::from_le_bytes(a))
+    }
+}
+
+/// The longest central directory accepted (the index of a snapshot is held in memory).
+const MAX_CD: u64 = 1 << 30;
+
+impl ZipIndex {
+    /// Read the central directory of an archive of `len` bytes through `read_at(offset, len)`.
+    pub fn read(
+        path: &str,
+        len: u64,
+        read_at: &mut dyn FnMut(u64, u64) -> Result<Vec<u8>>,
+    ) -> Result<Self> {
+        let bad = |reason: &str| StoreError::BadZip {
+            path: path.to_string(),
+            entry: None,
+            reason: reason.to_string(),
+        };
+        if len < EOCD_LEN {
+            return Err(bad("shorter than an end-of-directory record"));
+        }
+        let tail_len = len.min(EOCD_LEN + 0xFFFF);
+        let tail = read_at(len - tail_len, tail_len)?;
+        if tail.len() < EOCD_LEN as usize {
+            return Err(bad("the archive shrank while being read"));
+        }
+        let pos = (0..=tail.len() - EOCD_LEN as usize)
+            .rev()
+            .find(|&i| tail[i..i + 4] == EOCD_SIG.to_le_bytes())
+            .ok_or_else(|| bad("no end-of-central-directory record"))?;
+        let eocd_at = len - tail_len + pos as u64;
+        let mut c = Cursor {
+            b: &tail[pos..],
+            at: 4,
+        };
+        let short = || bad("truncated end-of-central-directory record");
+        let (disk, cd_disk) = (c.u16().ok_or_else(short)?, c.u16().ok_or_else(short)?);
+        let _ = c.u16().ok_or_else(short)?;
+        let mut count = c.u16().ok_or_else(short)? as u64;
+        let mut cd_len = c.u32().ok_or_else(short)? as u64;
+        let mut cd_start = c.u32().ok_or_else(short)? as u64;
+        if disk != 0 || cd_disk != 0 {
+            return Err(bad("multi-disk archives are not supported"));
+        }
+        if count == 0xFFFF || cd_len == MAX32 || cd_start == MAX32 {
+            (count, cd_len, cd_start) = Self::read_zip64_end(path, eocd_at, read_at)?;
+        }
+        let cd_end = cd_start
+            .checked_add(cd_len)
+            .filter(|&e| e <= eocd_at)
+            .ok_or_else(|| bad("central directory lies outside the archive"))?;
+        if cd_len > MAX_CD || count > cd_len / CENTRAL_LEN as u64 {
+            return Err(bad("central directory size or entry count is implausible"));
+        }
+        let cd = read_at(cd_start, cd_len)?;
+        let mut index = ZipIndex {
+            entries: BTreeMap::new(),
+            len,
+        };
+        let mut c = Cursor { b: &cd, at: 0 };
+        for _ in 0..count {
+            let e = Self::read_central(path, &mut c, cd_start)?;
+            if index.entries.insert(e.name.clone(), e).is_some() {
+                return Err(bad("two entries share a name"));
+            }
+        }
+        let _ = cd_end;
+        Ok(index)
+    }
+
+    fn read_zip64_end(
+        path: &str,
+        eocd_at: u64,
+        read_at: &mut dyn FnMut(u64, u64) -> Result<Vec<u8>>,
+    ) -> Result<(u64, u64, u64)> {
+        let bad = |reason: &str| StoreError::BadZip {
+            path: path.to_string(),
+            entry: None,
+            reason: reason.to_string(),
+        };
+        let loc_at = eocd_at
+            .checked_sub(20)
+            .ok_or_else(|| bad("zip64 locator missing"))?;
+        let loc = read_at(loc_at, 20)?;
+        let mut c = Cursor { b: &loc, at: 0 };
+        if c.u32() != Some(LOCATOR64_SIG) {
+            return Err(bad("zip64 locator missing"));
+        }
+        let _ = c.u32();
+        let at = c.u64().ok_or_else(|| bad("zip64 locator truncated"))?;
+        if at.checked_add(56).is_none_or(|end| end > loc_at) {
+            return Err(bad("zip64 end record lies outside the archive"));
+        }
+        let rec = read_at(at, 56)?;
+        let mut c = Cursor { b: &rec, at: 0 };
+        if c.u32() != Some(EOCD64_SIG) {
+            return Err(bad("zip64 end record missing"));
+        }
+        c.take(28)
+            .ok_or_else(|| bad("zip64 end record truncated"))?;
+        let count = c.u64().ok_or_else(|| bad("zip64 end record truncated"))?;
+        let cd_len = c.u64().ok_or_else(|| bad("zip64 end record truncated"))?;
+        let cd_start = c.u64().ok_or_else(|| bad("zip64 end record truncated"))?;
+        Ok((count, cd_len, cd_start))
+    }
+
+    fn read_central(path: &str, c: &mut Cursor<'_>, cd_start: u64) -> Result<ZipEntry> {
+        let bad = |entry: Option<&str>, reason: &str| StoreError::BadZip {
+            path: path.to_string(),
+            entry: entry.map(str::to_string),
+            reason: reason.to_string(),
+        };
+        let short = || bad(None, "truncated central directory");
+        let fixed = c.take(CENTRAL_LEN).ok_or_else(short)?;
+        let mut f = Cursor { b: fixed, at: 0 };
+        if f.u32() != Some(CENTRAL_SIG) {
+            return Err(bad(None, "bad central directory signature"));
+        }
+        f.take(4).ok_or_else(short)?;
+        let flags = f.u16().ok_or_else(short)?;
+        let method = f.u16().ok_or_else(short)?;
+        f.take(4).ok_or_else(short)?;
+        let crc = f.u32().ok_or_else(short)?;
+        let mut csize = f.u32().ok_or_else(short)? as u64;
+        let mut size = f.u32().ok_or_else(short)? as u64;
+        let name_len = f.u16().ok_or_else(short)? as usize;
+        let extra_len = f.u16().ok_or_else(short)? as usize;
+        let comment_len = f.u16().ok_or_else(short)? as usize;
+        f.take(8).ok_or_else(short)?;
+        let mut offset = f.u32().ok_or_else(short)? as u64;
+        let name = c.take(name_len).ok_or_else(short)?;
+        let name = std::str::from_utf8(name)
+            .map_err(|_| bad(None, "entry name is not UTF-8"))?
+            .to_string();
+        let extra = c.take(extra_len).ok_or_else(short)?;
+        c.take(comment_len).ok_or_else(short)?;
+        if flags & 1 != 0 {
+            return Err(bad(Some(&name), "encrypted entries are not supported"));
+        }
+        if method != 0 {
+            return Err(bad(
+                Some(&name),
+                "entry is compressed; store entries are stored",
+            ));
+        }
+        let mut x = Cursor { b: extra, at: 0 };
+        while let (Some(id), Some(n)) = (x.u16(), x.u16()) {
+            let body = x
+                .take(n as usize)
+                .ok_or_else(|| bad(Some(&name), "bad extra field"))?;
+            if id == 1 {
+                let mut z = Cursor { b: body, at: 0 };
+                for v in [&mut size, &mut csize, &mut offset] {
+                    if *v == MAX32 {
+                        *v = z.u64().ok_or_else(|| bad(Some(&name), "bad zip64 field"))?;
+                    }
+                }
+            }
+        }
+        if size != csize {
+            return Err(bad(Some(&name), "stored sizes disagree"));
+        }
+        if offset.checked_add(LOCAL_LEN).is_none_or(|e| e > cd_start) {
+            return Err(bad(Some(&name), "local header lies outside the archive"));
+        }
+        Ok(ZipEntry {
+            name,
+            header_offset: offset,
+            size,
+            crc,
+        })
+    }
+
+    /// Where the data of `entry` starts and how long it is, given its local header bytes
+    /// (`LOCAL_HEADER_READ` of them, or fewer at the end of the archive).
+    pub fn data_span(&self, path: &str, entry: &ZipEntry, local: &[u8]) -> Result<(u64, u64)> {
+        let bad = |reason: &str| StoreError::BadZip {
+            path: path.to_string(),
+            entry: Some(entry.name.clone()),
+            reason: reason.to_string(),
+        };
+        let mut c = Cursor { b: local, at: 0 };
+        if c.u32() != Some(LOCAL_SIG) {
+            return Err(bad("bad local header signature"));
+        }
+        c.take(22).ok_or_else(|| bad("truncated local header"))?;
+        let n = c.u16().ok_or_else(|| bad("truncated local header"))? as u64;
+        let e = c.u16().ok_or_else(|| bad("truncated local header"))? as u64;
+        let start = entry.header_offset + LOCAL_LEN + n + e;
+        let end = start
+            .checked_add(entry.size)
+            .filter(|&end| end <= self.len)
+            .ok_or_else(|| bad("entry data runs past the end of the archive"))?;
+        let _ = end;
+        Ok((start, entry.size))
+    }
+}
+
+/// How many bytes of a local header to read to find where its data starts.
+pub const LOCAL_HEADER_READ: u64 = LOCAL_LEN;
+
+/// Read entry `name` of an archive held in memory, checking its CRC-32.
+pub fn read_entry<'b>(
+    path: &str,
+    bytes: &'b [u8],
+    index: &ZipIndex,
+    name: &str,
+) -> Result<&'b [u8]> {
+    let entry = index.entries.get(name).ok_or_else(|| StoreError::BadZip {
+        path: path.to_string(),
+        entry: Some(name.to_string()),
+        reason: "no such entry".into(),
+    })?;
+    let local = bytes
+        .get(entry.header_offset as usize..)
+        .unwrap_or_default();
+    let (start, len) = index.data_span(path, entry, local)?;
+    let data = bytes
+        .get(start as usize..(start + len) as usize)
+        .ok_or_else(|| StoreError::BadZip {
+            path: path.to_string(),
+            entry: Some(name.to_string()),
+            reason: "entry data runs past the end".into(),
+        })?;
+    if crc32fast::hash(data) != entry.crc {
+        return Err(StoreError::BadZip {
+            path: path.to_string(),
+            entry: Some(name.to_string()),
+            reason: "entry CRC-32 does not match its data".into(),
+        });
+    }
+    Ok(data)
+}
+
+/// The index of an archive held in memory.
+pub fn index_of(path: &str, bytes: &[u8]) -> Result<ZipIndex> {
+    ZipIndex::read(path, bytes.len() as u64, &mut |at, n| {
+        Ok(bytes
+            .get(at as usize..(at + n) as usize)
+            .unwrap_or_default()
+            .to_vec())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn archive(entries: &[(&str, &[u8])]) -> (Vec<u8>, u32) {
+        let mut w = ZipWriter::new(Vec::new());
+        for (name, data) in entries {
+            w.add(name, &[data]).unwrap();
+        }
+        let (bytes, len, crc) = w.finish().unwrap();
+        assert_eq!(len, bytes.len() as u64);
+        (bytes, crc)
+    }
+
+    #[test]
+    fn written_archives_read_back_with_their_crc() {
+        let (bytes, crc) = archive(&[("a.json", b"{}"), ("b.npy", &[1, 2, 3, 4])]);
+        assert_eq!(
+            crc,
+            crc32fast::hash(&bytes),
+            "tracked crc differs from the bytes' crc"
+        );
+        let index = index_of("t.zip", &bytes).unwrap();
+        assert_eq!(index.entries.len(), 2);
+        assert_eq!(
+            read_entry("t.zip", &bytes, &index, "b.npy").unwrap(),
+            &[1, 2, 3, 4]
+        );
+        assert_eq!(
+            read_entry("t.zip", &bytes, &index, "a.json").unwrap(),
+            b"{}"
+        );
+        assert!(read_entry("t.zip", &bytes, &index, "c").is_err());
+    }
+
+    #[test]
+    fn the_zip_crate_reads_what_we_write() {
+        let (bytes, _) = archive(&[("x.txt", b"hello")]);
+        let mut z = zip::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut z.by_name("x.txt").unwrap(), &mut s).unwrap();
+        assert_eq!(s, "hello");
+    }
+
+    #[test]
+    fn zip64_directories_read_back() {
+        let names: Vec<String> = (0..70_000).map(|i| format!("e{i}")).collect();
+        let mut w = ZipWriter::new(Vec::new());
+        for n in &names {
+            w.add(n, &[n.as_bytes()]).unwrap();
+        }
+        let (bytes, _, _) = w.finish().unwrap();
+        let index = index_of("big.zip", &bytes).unwrap();
+        assert_eq!(
+            index.entries.len(),
+            70_000,
+            "entries read from the zip64 directory"
+        );
+        assert_eq!(
+            read_entry("big.zip", &bytes, &index, "e69999").unwrap(),
+            b"e69999"
+        );
+    }
+
+    #[test]
+    fn no_truncation_or_flipped_byte_panics() {
+        let (bytes, _) = archive(&[("a.json", b"{}"), ("b.npy", &[7; 100])]);
+        let mut cases: Vec<Vec<u8>> = (0..bytes.len()).map(|n| bytes[..n].to_vec()).collect();
+        for i in 0..bytes.len() {
+            for bit in [0x01u8, 0x80, 0xff] {
+                let mut b = bytes.clone();
+                b[i] ^= bit;
+                cases.push(b);
+            }
+        }
+        for case in &cases {
+            if let Ok(index) = index_of("x.zip", case) {
+                for name in ["a.json", "b.npy"] {
+                    let _ = read_entry("x.zip", case, &index, name);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn damaged_archives_are_refused() {
+        let (bytes, _) = archive(&[("a", b"0123456789")]);
+        let mut flipped = bytes.clone();
+        flipped[LOCAL_LEN as usize + 1 + 3] ^= 1;
+        let index = index_of("f.zip", &flipped).unwrap();
+        assert!(
+            read_entry("f.zip", &flipped, &index, "a").is_err(),
+            "flipped byte passed"
+        );
+        for cut in [0, 10, bytes.len() - 1] {
+            assert!(
+                index_of("cut.zip", &bytes[..cut]).is_err(),
+                "cut at {cut} passed"
+            );
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! Helpers shared by the store tests: fresh temporary folders and deterministic forwards.
+#![allow(dead_code)]
+
+use somatize::store::{Fact, ForwardRecord, NodeStats, Num, TensorBytes};
+use somatize::tensor::DType;
+use std::borrow::Cow;
+use std::path::PathBuf;
+
+/// A fresh, empty folder under the system temp folder, named for the test.
+pub fn temp_dir(name: &str) -> PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let dir = std::env::temp_dir().join(format!(
+        "somatize-test-{name}-{}-{nanos}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create a temp folder");
+    dir
+}
+
+/// The f32 values forward `forward` carries in tensor `k` (`n` of them): a pattern any
+/// corruption would break.
+pub fn values(forward: u64, k: usize, n: usize) -> Vec<f32> {
+    (0..n)
+        .map(|i| forward as f32 * 1000.0 + k as f32 + i as f32 * 0.5)
+        .collect()
+}
+
+/// A forward with a loss fact, a Linear fact, a stats row and `tensors` f32 tensors of `n`.
+pub fn forward(forward: u64, tensors: usize, n: usize) -> ForwardRecord<'static> {
+    let mut stats = NodeStats::new();
+    stats
+        .entry("fc1".into())
+        .or_default()
+        .insert("l2".into(), Num(forward as f64));
+    let mut fc1 = Fact::new("fc1", "Linear");
+    fc1.took_us = 10 + forward;
+    ForwardRecord {
+        forward,
+        facts: vec![fc1, Fact::loss(1.0 / (forward as f64 + 1.0))],
+        stats,
+        tensors: (0..tensors)
+            .map(|k| TensorBytes {
+                key: Cow::Owned(format!("act.layer{k}")),
+                dtype: DType::F32,
+                shape: vec![n],
+                data: Cow::Owned(
+                    values(forward, k, n)
+                        .iter()
+                        .flat_map(|v| v.to_le_bytes())
+                        .collect(),
+                ),
+            })
+            .collect(),
+        ..Default::default()
+    }
+}
+
+/// The number of kill trials: `SOMATIZE_KILL_TRIALS`, or `default`.
+pub fn trials(default: usize) -> usize {
+    std::env::var("SOMATIZE_KILL_TRIALS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// A small deterministic pseudo-random sequence (xorshift), so failures can be replayed.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}

@@ -1,0 +1,242 @@
+//! `somatize record` end to end with the Python helper: the numpy example trains under the
+//! companion and its forwards read back; a command that fails marks the run broke at the
+//! forward it reached. Skipped (with a message) when python3 or numpy is missing.
+
+mod common;
+
+use common::temp_dir;
+use somatize::store::{DirFs, Field, Store};
+use std::path::Path;
+use std::process::Command;
+
+fn python_with_numpy() -> bool {
+    let ok = Command::new("python3")
+        .args(["-c", "import numpy"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("skipped: python3 with numpy is not available");
+    }
+    ok
+}
+
+fn record(root: &Path, run: &str, extra: &[&str]) -> std::process::Output {
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/train_numpy.py");
+    Command::new(env!("CARGO_BIN_EXE_somatize"))
+        .args(["record", "--store"])
+        .arg(root)
+        .args(["--run", run, "--every", "5", "--readings", "0.05", "--"])
+        .args(["python3", example])
+        .args(extra)
+        .output()
+        .expect("run somatize record")
+}
+
+#[test]
+fn the_numpy_example_records_and_reads_back() {
+    if !python_with_numpy() {
+        return;
+    }
+    let root = temp_dir("py");
+    let out = record(&root, "mlp", &["--steps", "12"]);
+    assert!(
+        out.status.success(),
+        "somatize record failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let store = Store::open(DirFs::new(&root)).unwrap();
+    let items: Vec<_> = store.scan("mlp").unwrap().map(Result::unwrap).collect();
+    assert_eq!(
+        items.iter().map(|i| i.entry.forward).collect::<Vec<_>>(),
+        (0..12).collect::<Vec<_>>()
+    );
+    let mut losses = Vec::new();
+    for item in &items {
+        let loss = item
+            .entry
+            .field("loss.value")
+            .and_then(Field::as_f64)
+            .expect("loss.value summarised");
+        losses.push(loss);
+        let blob = store.fetch("mlp", &item.writer, &item.entry).unwrap();
+        let nodes: Vec<String> = blob.facts().unwrap().into_iter().map(|f| f.node).collect();
+        assert_eq!(
+            nodes,
+            ["fc1", "relu", "fc2", "loss"],
+            "facts of forward {}",
+            item.entry.forward
+        );
+        let keys = blob.tensor_keys();
+        if item.entry.forward % 5 == 0 {
+            assert!(
+                keys.contains(&"grad.fc1.weight") && keys.contains(&"act.relu"),
+                "keys {keys:?}"
+            );
+            let w = blob.tensor("param.fc1.weight").unwrap().unwrap();
+            assert_eq!(w.shape, [8, 32]);
+            let stats = blob.stats().unwrap();
+            assert_eq!(
+                stats["act.relu"]["count"].0,
+                (256 * 32) as f64,
+                "stats computed on ingest"
+            );
+        } else {
+            assert!(
+                keys.is_empty(),
+                "--every 5 kept tensors of forward {}",
+                item.entry.forward
+            );
+        }
+    }
+    assert!(
+        losses.last() < losses.first(),
+        "the example did not train: {losses:?}"
+    );
+    let writer = &items[0].writer;
+    let exit = store.exit("mlp", writer).unwrap().expect("exit record");
+    assert!(exit.ok && exit.code == Some(0), "{exit:?}");
+    let reading = store
+        .newest_reading("mlp", writer)
+        .unwrap()
+        .expect("a reading");
+    assert!(
+        reading.cores.is_some_and(|c| c >= 1) && reading.served == Some(12),
+        "{reading:?}"
+    );
+}
+
+#[test]
+fn a_failing_command_marks_the_run_broke_where_it_stopped() {
+    if !python_with_numpy() {
+        return;
+    }
+    let root = temp_dir("py-fail");
+    let out = record(&root, "mlp", &["--steps", "20", "--fail-at", "7"]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "the command's status is passed on"
+    );
+    let store = Store::open(DirFs::new(&root)).unwrap();
+    let items: Vec<_> = store.scan("mlp").unwrap().map(Result::unwrap).collect();
+    assert_eq!(items.len(), 8, "forwards 0..6 and the broke 7th");
+    assert!(items[..7]
+        .iter()
+        .all(|i| !i.entry.broke && store.fetch("mlp", &i.writer, &i.entry).is_ok()));
+    let last = &items[7].entry;
+    assert_eq!((last.forward, last.broke), (7, true));
+    assert!(
+        last.error.as_deref().unwrap_or("").contains("status 3"),
+        "{last:?}"
+    );
+    let exit = store.exit("mlp", &items[0].writer).unwrap().unwrap();
+    assert!(
+        !exit.ok && exit.code == Some(3) && exit.last_forward == Some(7),
+        "{exit:?}"
+    );
+}
+
+#[test]
+fn a_command_that_cannot_start_is_an_error() {
+    let root = temp_dir("nostart");
+    let out = Command::new(env!("CARGO_BIN_EXE_somatize"))
+        .args(["record", "--store"])
+        .arg(&root)
+        .args(["--run", "r", "--", "/nonexistent/command"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("could not start"));
+}
+
+#[test]
+fn the_torch_hooks_record_when_torch_is_present() {
+    let has_torch = Command::new("python3")
+        .args(["-c", "import torch"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_torch {
+        eprintln!("skipped: torch is not installed for python3");
+        return;
+    }
+    let root = temp_dir("torch");
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/train_torch.py");
+    let out = Command::new(env!("CARGO_BIN_EXE_somatize"))
+        .args(["record", "--store"])
+        .arg(&root)
+        .args([
+            "--run", "t", "--", "python3", example, "--steps", "4", "--every", "2",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let store = Store::open(DirFs::new(&root)).unwrap();
+    let items: Vec<_> = store.scan("t").unwrap().map(Result::unwrap).collect();
+    assert_eq!(items.len(), 4);
+    let blob = store.fetch("t", &items[2].writer, &items[2].entry).unwrap();
+    let keys = blob.tensor_keys();
+    for k in ["act.0", "act.1", "act.2", "param.0.weight", "grad.0.weight"] {
+        assert!(keys.contains(&k), "forward 2 lacks {k}: {keys:?}");
+    }
+    let kinds: Vec<String> = blob.facts().unwrap().into_iter().map(|f| f.kind).collect();
+    assert_eq!(kinds, ["Linear", "ReLU", "Linear", "loss"]);
+}
+
+#[test]
+fn export_writes_a_snapshot_the_reader_opens() {
+    let root = temp_dir("export-cli");
+    let mut r = somatize::record::Recorder::with_writer(&root, "r", "w")
+        .unwrap()
+        .summarising(["loss"]);
+    for f in 0..6 {
+        let rec = somatize::store::ForwardRecord {
+            forward: f,
+            facts: vec![somatize::store::Fact::loss(f as f64)],
+            ..Default::default()
+        };
+        r.record(&rec).unwrap();
+    }
+    drop(r);
+    let snap = root.join("snap.zip");
+    let out = Command::new(env!("CARGO_BIN_EXE_somatize"))
+        .arg("export")
+        .arg(&root)
+        .args(["--run", "r", "--last", "2", "-o"])
+        .arg(&snap)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let store = Store::open(somatize::store::ZipFs::open(&snap).unwrap()).unwrap();
+    let got: Vec<(u64, Option<f64>)> = store
+        .scan("r")
+        .unwrap()
+        .map(|i| {
+            let i = i.unwrap();
+            (
+                i.entry.forward,
+                i.entry.field("loss.value").and_then(Field::as_f64),
+            )
+        })
+        .collect();
+    assert_eq!(got, [(4, Some(4.0)), (5, Some(5.0))]);
+    let missing = Command::new(env!("CARGO_BIN_EXE_somatize"))
+        .arg("export")
+        .arg(root.join("nowhere"))
+        .args(["-o"])
+        .arg(root.join("x.zip"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        missing.status.code(),
+        Some(2),
+        "exporting a missing store succeeded"
+    );
+}
