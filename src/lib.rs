@@ -3,6 +3,7 @@
 #[cfg(not(target_arch = "wasm32"))]
 pub mod cli;
 pub mod demo;
+pub mod figures;
 pub mod generate;
 pub mod health;
 pub mod linalg;
