@@ -22,7 +22,9 @@ pub fn looks_like_zip(head: &[u8]) -> bool {
 fn zip_problem(e: zip::result::ZipError) -> Problem {
     match e {
         zip::result::ZipError::Io(e) => Problem::from(e),
-        zip::result::ZipError::InvalidArchive(msg) if msg.contains("end of central directory") => {
+        zip::result::ZipError::InvalidArchive(msg)
+            if msg.contains("EOCD") || msg.contains("end of central directory") =>
+        {
             Problem::Truncated(format!("zip archive has no central directory ({msg})"))
         }
         other => Problem::Zip(other.to_string()),
@@ -67,9 +69,11 @@ pub fn members<S: Source>(src: &mut S) -> Result<Vec<Member>, Problem> {
                 compressed: file.compressed_size(),
                 crc: file.crc32(),
             },
-            other => return Err(Problem::Unsupported(format!(
+            other => {
+                return Err(Problem::Unsupported(format!(
                 "member `{name}` is compressed with {other:?} (only stored and deflated are read)"
-            ))),
+            )))
+            }
         };
         let blob = Blob {
             start,
