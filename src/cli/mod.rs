@@ -1,6 +1,7 @@
 //! The native command line: argument parsing and dispatch to one module per command.
 
 mod spec_id;
+mod stats;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -17,6 +18,8 @@ pub struct Cli {
 enum Command {
     /// Print the 16-hex-char id of an observable spec (JSON) and its canonical form.
     SpecId(spec_id::Args),
+    /// Print every tensor's key, shape, dtype and statistics from a .npy/.npz/.pt/.safetensors file.
+    Stats(stats::Args),
 }
 
 /// Parse the process arguments, run the command, and turn an error into exit status 2.
@@ -24,6 +27,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::SpecId(args) => spec_id::run(args),
+        Command::Stats(args) => stats::run(args),
     };
     match result {
         Ok(code) => code,
