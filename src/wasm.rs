@@ -48,3 +48,18 @@ pub fn stats_of(values: JsValue) -> Result<JsValue, JsError> {
         "statsOf takes a Float32Array or a Float64Array",
     ))
 }
+
+/// Shape, dtype and statistics of every tensor in a .npy/.npz/.pt/.safetensors file's bytes,
+/// as `{key: {shape, dtype, count, nonfinite, nan, l2, l1, mean, std, min, max, absmax, zero_fraction}}`.
+#[wasm_bindgen(js_name = tensorStats)]
+pub fn tensor_stats(bytes: &[u8], name: &str) -> Result<JsValue, JsError> {
+    let mut file = crate::tensor::TensorFile::open_bytes(name, bytes).map_err(js_err)?;
+    to_js(&file.summarize().map_err(js_err)?)
+}
+
+/// The tensors in a file's bytes, in file order: `[{key, shape, dtype}]`.
+#[wasm_bindgen(js_name = tensorKeys)]
+pub fn tensor_keys(bytes: &[u8], name: &str) -> Result<JsValue, JsError> {
+    let file = crate::tensor::TensorFile::open_bytes(name, bytes).map_err(js_err)?;
+    to_js(&file.entries())
+}

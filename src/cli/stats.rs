@@ -46,7 +46,7 @@ const HEADER: [&str; 14] = [
 fn num(v: Option<f64>) -> String {
     match v {
         None => "-".into(),
-        Some(x) if x == 0.0 => "0".into(),
+        Some(0.0) => "0".into(),
         Some(x) if (1e-4..1e6).contains(&x.abs()) => {
             let s = format!("{x:.6}");
             s.trim_end_matches('0').trim_end_matches('.').to_string()

@@ -166,7 +166,7 @@ impl Machine<'_> {
         Ok(s)
     }
 
-    fn new(&mut self, o: Obj) -> Result<Id, Problem> {
+    fn alloc(&mut self, o: Obj) -> Result<Id, Problem> {
         if self.objs.len() >= MAX_OBJECTS {
             return Err(Problem::TooLarge {
                 what: "pickle object count",
@@ -179,7 +179,7 @@ impl Machine<'_> {
     }
 
     fn push(&mut self, o: Obj) -> Result<(), Problem> {
-        let id = self.new(o)?;
+        let id = self.alloc(o)?;
         self.stack.push(id);
         Ok(())
     }

@@ -31,7 +31,7 @@ pub fn looks_like_safetensors(head: &[u8]) -> bool {
     match (head.get(..8), head.get(8)) {
         (Some(len), Some(b'{')) => {
             let n = u64::from_le_bytes(len.try_into().unwrap_or([0xff; 8]));
-            n >= 2 && n <= MAX_HEADER
+            (2..=MAX_HEADER).contains(&n)
         }
         _ => false,
     }

@@ -231,7 +231,7 @@ fn in_place<S: Source>(src: &mut S, start: u64, len: u64) -> Result<Option<&[u8]
     let Some(bytes) = src.in_memory() else {
         return Ok(None);
     };
-    let end = start.checked_add(len).unwrap_or(u64::MAX);
+    let end = start.saturating_add(len);
     match bytes.get(start as usize..end.min(usize::MAX as u64) as usize) {
         Some(slice) if end <= bytes.len() as u64 => Ok(Some(slice)),
         _ => Err(Problem::Truncated(format!(

@@ -271,11 +271,7 @@ fn walk(
         return;
     }
     match &p.objs[id] {
-        Obj::Tensor(t) => {
-            if names.insert(path.to_string()) {
-                out.push((path.to_string(), t.clone()));
-            }
-        }
+        Obj::Tensor(t) if names.insert(path.to_string()) => out.push((path.to_string(), t.clone())),
         Obj::Dict(items) if !is_optimizer(p, items) && seen.insert(id) => {
             for &(k, v) in items {
                 if let Some(k) = key_text(&p.objs[k]) {

@@ -150,7 +150,7 @@ impl TensorData {
             TensorData::F16(v) => in_chunks(v, f16_to_f64, f),
             TensorData::BF16(v) => in_chunks(v, bf16_to_f64, f),
             TensorData::F32(v) => in_chunks(v, f64::from, f),
-            TensorData::F64(v) => v.chunks(CHUNK).for_each(|c| f(c)),
+            TensorData::F64(v) => v.chunks(CHUNK).for_each(&mut *f),
             TensorData::I8(v) => in_chunks(v, f64::from, f),
             TensorData::I16(v) => in_chunks(v, f64::from, f),
             TensorData::I32(v) => in_chunks(v, f64::from, f),
@@ -364,7 +364,8 @@ mod tests {
     fn gather_follows_strides_into_c_order() {
         // A 2x3 matrix [[0,1,2],[3,4,5]]; its transpose, a column and a row slice.
         let data = TensorData::I32((0..6).collect());
-        let cases: [(usize, &[usize], &[usize], Vec<i32>); 5] = [
+        type Case<'a> = (usize, &'a [usize], &'a [usize], Vec<i32>);
+        let cases: [Case; 5] = [
             (0, &[3, 2], &[1, 3], vec![0, 3, 1, 4, 2, 5]),
             (1, &[2], &[3], vec![1, 4]),
             (3, &[1, 3], &[3, 1], vec![3, 4, 5]),
