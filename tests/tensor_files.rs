@@ -284,7 +284,11 @@ fn fortran_arrays_come_out_in_c_order() {
         .unwrap();
     assert_eq!(t.shape, vec![9, 6]);
     assert_eq!(t.provenance.dtype, "<f4");
-    assert!(matches!(t.data, TensorData::F32(_)), "dtype {:?}", t.data.dtype());
+    assert!(
+        matches!(t.data, TensorData::F32(_)),
+        "dtype {:?}",
+        t.data.dtype()
+    );
     assert_eq!(&t.data.to_f64()[..8], &want);
 }
 
