@@ -343,3 +343,17 @@ fn listing_gives_keys_shapes_and_writer_dtypes() {
         .unwrap_err();
     assert_eq!(err.problem, Problem::NoSuchEntry);
 }
+
+#[test]
+fn flipped_bytes_in_every_good_fixture_give_values_or_errors_never_panics() {
+    for (file, _) in expected() {
+        let bytes = std::fs::read(fixture(&file)).unwrap();
+        for at in (0..bytes.len()).step_by(13) {
+            for flip in [0xff, 0x01] {
+                let mut b = bytes.clone();
+                b[at] ^= flip;
+                let _ = first_error(&file, &b);
+            }
+        }
+    }
+}

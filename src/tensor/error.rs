@@ -109,10 +109,13 @@ impl Problem {
 
 impl From<std::io::Error> for Problem {
     fn from(e: std::io::Error) -> Self {
-        if e.kind() == std::io::ErrorKind::UnexpectedEof {
-            Problem::Truncated(e.to_string())
-        } else {
-            Problem::Io(e.to_string())
+        match e.kind() {
+            std::io::ErrorKind::UnexpectedEof => Problem::Truncated(e.to_string()),
+            // What a deflate decoder reports for a corrupt stream.
+            std::io::ErrorKind::InvalidData | std::io::ErrorKind::InvalidInput => {
+                Problem::Zip(format!("corrupt compressed data: {e}"))
+            }
+            _ => Problem::Io(e.to_string()),
         }
     }
 }

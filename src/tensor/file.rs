@@ -156,7 +156,7 @@ impl<S: Source> TensorFile<S> {
     pub fn read(&mut self, key: &str) -> Result<TypedTensor, TensorError> {
         let plan = self.plan(key)?;
         let fail = |p: Problem| p.at(&self.name, Some(key));
-        let count = (plan.extent.len / plan.elem.size() as u64) as usize;
+        let count = usize::try_from(plan.extent.len / plan.elem.size() as u64).unwrap_or(0);
         let mut data = TensorData::with_capacity(plan.elem.dtype, count);
         source::stream(
             &mut self.src,

@@ -156,10 +156,10 @@ pub fn stream<S: Source>(
     };
     io::copy(&mut Read::take(&mut r, extent.skip), &mut io::sink())?;
     let step = (CHUNK_BYTES / align.max(1)).max(1) * align.max(1);
-    let mut buf = vec![0u8; step.min(extent.len as usize).max(1)];
+    let mut buf = vec![0u8; step.min(to_usize(extent.len)).max(1)];
     let mut left = extent.len;
     while left > 0 {
-        let want = buf.len().min(left as usize);
+        let want = buf.len().min(to_usize(left));
         let n = fill(&mut r, &mut buf[..want])?;
         if n == 0 {
             break;
@@ -174,6 +174,11 @@ pub fn stream<S: Source>(
         &mut io::sink(),
     )?;
     finish(&blob, r.seen, r.crc.finalize(), left, extra > rest)
+}
+
+/// A length as usize, saturating (on 32-bit targets a length past 4 GiB cannot be in memory anyway).
+fn to_usize(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
 }
 
 /// Check the totals after streaming a blob.
