@@ -87,6 +87,7 @@ struct Lanes {
     max: [f64; LANES],
     finite: [u64; LANES],
     zeros: [u64; LANES],
+    nan: [u64; LANES],
 }
 
 impl Lanes {
@@ -101,25 +102,41 @@ impl Lanes {
             max: [f64::NEG_INFINITY; LANES],
             finite: [0; LANES],
             zeros: [0; LANES],
+            nan: [0; LANES],
         }
     }
 
     #[inline(always)]
     fn push(&mut self, lane: usize, x: f64, shift: f64) {
+        // Branch-free, so that a block of lanes vectorises: non-finite values add nothing.
         let ok = x.is_finite();
         let v = if ok { x } else { 0.0 };
         let d = if ok { x - shift } else { 0.0 };
+        let lo = if ok { x } else { f64::INFINITY };
+        let hi = if ok { x } else { f64::NEG_INFINITY };
         self.sum[lane] += v;
         self.shifted[lane] += d;
         self.sq_shifted[lane] += d * d;
         self.abs[lane] += v.abs();
         self.sq[lane] += v * v;
-        self.min[lane] = self.min[lane].min(if ok { x } else { f64::INFINITY });
-        self.max[lane] = self.max[lane].max(if ok { x } else { f64::NEG_INFINITY });
+        self.min[lane] = if lo < self.min[lane] {
+            lo
+        } else {
+            self.min[lane]
+        };
+        self.max[lane] = if hi > self.max[lane] {
+            hi
+        } else {
+            self.max[lane]
+        };
         self.finite[lane] += ok as u64;
         self.zeros[lane] += (x == 0.0) as u64;
+        self.nan[lane] += x.is_nan() as u64;
     }
 }
+
+/// Values converted to f64 at a time by [`Moments::push_slice`] and [`Moments::push_iter`].
+const BLOCK: usize = 1024;
 
 impl Moments {
     /// An empty accumulator.
@@ -129,44 +146,70 @@ impl Moments {
 
     /// Add every value of a slice of any element type that converts to f64.
     pub fn push_slice<T: Copy + Into<f64>>(&mut self, values: &[T]) {
-        self.push_iter(values.iter().map(|&v| v.into()));
+        let mut buf = [0f64; BLOCK];
+        for chunk in values.chunks(BLOCK) {
+            for (out, &v) in buf.iter_mut().zip(chunk) {
+                *out = v.into();
+            }
+            self.push_f64(&buf[..chunk.len()]);
+        }
     }
 
     /// Add every value of an iterator of f64.
     pub fn push_iter(&mut self, values: impl Iterator<Item = f64>) {
-        let mut values = values.peekable();
-        if self.shift.is_none() {
-            // The first finite value becomes the shift; the rest only need its value.
-            while let Some(&x) = values.peek() {
-                if x.is_finite() {
-                    self.shift = Some(x);
-                    break;
-                }
-                self.push_one(x);
-                values.next();
+        let mut buf = [0f64; BLOCK];
+        let mut n = 0;
+        for x in values {
+            buf[n] = x;
+            n += 1;
+            if n == BLOCK {
+                self.push_f64(&buf);
+                n = 0;
             }
+        }
+        self.push_f64(&buf[..n]);
+    }
+
+    /// Add every value of a slice of f64 (the fast path: lanes of independent sums).
+    pub fn push_f64(&mut self, values: &[f64]) {
+        let mut values = values;
+        if self.shift.is_none() {
+            // The first finite value becomes the shift; values before it only count.
+            let first = values
+                .iter()
+                .position(|x| x.is_finite())
+                .unwrap_or(values.len());
+            for &x in &values[..first] {
+                self.push_one(x);
+            }
+            values = &values[first..];
+            self.shift = values.first().copied();
+        }
+        if values.is_empty() {
+            return;
         }
         let shift = self.shift.unwrap_or(0.0);
         let mut lanes = Lanes::new();
-        let mut seen = 0u64;
-        let mut nan = 0u64;
-        let mut lane = 0usize;
-        for x in values {
-            lanes.push(lane, x, shift);
-            nan += x.is_nan() as u64;
-            seen += 1;
-            lane = (lane + 1) % LANES;
+        let mut blocks = values.chunks_exact(LANES);
+        for block in &mut blocks {
+            for (lane, &x) in block.iter().enumerate() {
+                lanes.push(lane, x, shift);
+            }
         }
-        self.absorb(&lanes, seen, nan);
+        for (lane, &x) in blocks.remainder().iter().enumerate() {
+            lanes.push(lane, x, shift);
+        }
+        self.absorb(&lanes, values.len() as u64);
     }
 
     fn push_one(&mut self, x: f64) {
         let mut lanes = Lanes::new();
         lanes.push(0, x, self.shift.unwrap_or(0.0));
-        self.absorb(&lanes, 1, x.is_nan() as u64);
+        self.absorb(&lanes, 1);
     }
 
-    fn absorb(&mut self, lanes: &Lanes, seen: u64, nan: u64) {
+    fn absorb(&mut self, lanes: &Lanes, seen: u64) {
+        let nan: u64 = lanes.nan.iter().sum();
         let finite: u64 = lanes.finite.iter().sum();
         self.count += seen;
         self.nan += nan;
@@ -257,6 +300,39 @@ mod tests {
         for (x, y) in [(a.mean, b.mean), (a.std, b.std), (a.l1, b.l1), (a.l2, b.l2)] {
             let (x, y) = (x.unwrap(), y.unwrap());
             assert!((x - y).abs() <= 1e-12 * y.abs().max(1.0), "{x} vs {y}");
+        }
+    }
+
+    #[test]
+    fn lanes_agree_with_a_plain_loop_around_non_finite_values() {
+        // Leading non-finite values (no shift yet), then a length that is not a multiple of 8.
+        let mut v = vec![f64::NAN, f64::INFINITY];
+        v.extend((0..1003).map(|i| {
+            if i % 97 == 0 {
+                f64::NAN
+            } else {
+                (i % 13) as f64 - 6.0
+            }
+        }));
+        let finite: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+        let n = finite.len() as f64;
+        let mean = finite.iter().sum::<f64>() / n;
+        let var = finite.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n;
+        let mut one_by_one = Moments::new();
+        v.iter().for_each(|&x| one_by_one.push_f64(&[x]));
+        for s in [stats_of(&v), one_by_one.finish()] {
+            assert_eq!((s.count, s.nan, s.nonfinite), (1005, 12, 13));
+            assert!(
+                (s.mean.unwrap() - mean).abs() < 1e-12,
+                "mean {:?} vs {mean}",
+                s.mean
+            );
+            assert!(
+                (s.std.unwrap() - var.sqrt()).abs() < 1e-12,
+                "std {:?}",
+                s.std
+            );
+            assert_eq!((s.min, s.max), (Some(-6.0), Some(6.0)));
         }
     }
 }

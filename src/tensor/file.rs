@@ -193,7 +193,7 @@ impl<S: Source> TensorFile<S> {
         if let View::Strided(_) = plan.view {
             self.read(key)?
                 .data
-                .for_each_chunk(&mut |c| moments.push_slice(c));
+                .for_each_chunk(&mut |c| moments.push_f64(c));
             return Ok(moments.finish());
         }
         // Element order does not change the statistics, so Fortran data streams as stored.
@@ -202,7 +202,7 @@ impl<S: Source> TensorFile<S> {
             &plan.extent,
             plan.elem.size(),
             &mut |chunk| {
-                plan.elem.feed_f64(chunk, &mut |c| moments.push_slice(c));
+                plan.elem.feed_f64(chunk, &mut |c| moments.push_f64(c));
                 Ok(())
             },
         )
