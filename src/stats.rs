@@ -32,7 +32,7 @@ pub struct Stats {
 }
 
 /// Lanes of independent accumulators, so the compiler can keep several sums in flight.
-const LANES: usize = 8;
+const LANES: usize = 4;
 
 /// A running one-pass accumulator behind [`Stats`]; feed it slices, merge partial ones.
 ///

@@ -1,6 +1,9 @@
 //! Element decoding: raw little- or big-endian bytes of one dtype into f64 chunks or typed vectors.
 
-use super::typed::{bf16_to_f64, f16_to_f64, DType, TensorData, CHUNK};
+use super::typed::{bf16_to_f64, f16_to_f64, DType, TensorData};
+
+/// Values converted to f64 at a time: 8 KiB, so the buffer stays in L1 cache while reduced.
+const FEED: usize = 1024;
 
 /// How one element is stored: its dtype and byte order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -10,11 +13,11 @@ pub struct Elem {
 }
 
 /// Decode every whole element of `bytes` with `conv`, handing f64 chunks of at most
-/// [`CHUNK`] values to `f`. A trailing partial element is ignored (callers check sizes).
+/// [`FEED`] values to `f`. A trailing partial element is ignored (callers check sizes).
 #[inline(always)]
 fn each<const N: usize>(bytes: &[u8], conv: impl Fn([u8; N]) -> f64, f: &mut dyn FnMut(&[f64])) {
-    let mut buf = [0f64; CHUNK];
-    for chunk in bytes.chunks(CHUNK * N) {
+    let mut buf = [0f64; FEED];
+    for chunk in bytes.chunks(FEED * N) {
         let mut k = 0;
         for (out, b) in buf.iter_mut().zip(chunk.chunks_exact(N)) {
             *out = conv(<[u8; N]>::try_from(b).unwrap_or([0; N]));
