@@ -64,3 +64,12 @@ printf 'numpy  np.load + stats : %6.2f s   peak RSS %7d KiB (%.2fx entry; python
 printf 'somatize stats --json : %6.2f s   peak RSS %7d KiB (%.3fx entry)\n' \
     "$SO_T" "$SO_RSS" "$(echo "$SO_RSS / $SIZE_KIB" | bc -l)"
 printf 'speed-up over numpy   : %6.2fx (target >= 3x)\n' "$(echo "$NP_T / $SO_T" | bc -l)"
+
+# The wasm build in Node (read the file, copy it into wasm memory, tensorStats), when the tools exist.
+if command -v node > /dev/null && command -v wasm-bindgen > /dev/null; then
+    cargo build --release --quiet --manifest-path "$ROOT/Cargo.toml" --target wasm32-unknown-unknown --lib
+    wasm-bindgen --target nodejs --out-dir "$WORK/pkg" "$ROOT/target/wasm32-unknown-unknown/release/somatize.wasm"
+    WA_T=$(node "$ROOT/scripts/bench-tensor-node.mjs" "$WORK/pkg" "$NPZ" "$RUNS")
+    printf 'wasm tensorStats, Node: %6.2f s   (%.2fx native speed; target >= 0.5x)\n' \
+        "$WA_T" "$(echo "$SO_T / $WA_T" | bc -l)"
+fi
