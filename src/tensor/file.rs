@@ -170,7 +170,10 @@ impl<S: Source> TensorFile<S> {
         .map_err(fail)?;
         let data = match &plan.view {
             View::C => Some(data),
-            View::Fortran => data.gather(0, &plan.info.shape, &fortran_strides(&plan.info.shape)),
+            View::Fortran => {
+                let mut data = data;
+                data.fortran_to_c(&plan.info.shape).then_some(data)
+            }
             View::Strided(strides) => data.gather(0, &plan.info.shape, strides),
         }
         .ok_or_else(|| fail(Problem::View("the view reaches outside its data".into())))?;
@@ -249,19 +252,6 @@ impl Serialize for Summaries {
         }
         map.end()
     }
-}
-
-/// Strides (in elements) of column-major data of `shape`.
-fn fortran_strides(shape: &[usize]) -> Vec<usize> {
-    let mut acc = 1usize;
-    shape
-        .iter()
-        .map(|&d| {
-            let s = acc;
-            acc = acc.saturating_mul(d.max(1));
-            s
-        })
-        .collect()
 }
 
 /// The key of a lone `.npy`: its file stem.

@@ -207,6 +207,30 @@ impl TensorData {
         })
     }
 
+    /// Reorder values stored in Fortran (column-major) order of `shape` into C order, in
+    /// place (one bit of bookkeeping per value); false, leaving them, when the count differs.
+    pub fn fortran_to_c(&mut self, shape: &[usize]) -> bool {
+        let n = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+        if n != Some(self.len()) || shape.len() > 64 {
+            return false;
+        }
+        let src = |c: usize| fortran_index(c, shape);
+        match self {
+            TensorData::F16(v) | TensorData::BF16(v) | TensorData::U16(v) => permute(v, src),
+            TensorData::F32(v) => permute(v, src),
+            TensorData::F64(v) => permute(v, src),
+            TensorData::I8(v) => permute(v, src),
+            TensorData::I16(v) => permute(v, src),
+            TensorData::I32(v) => permute(v, src),
+            TensorData::I64(v) => permute(v, src),
+            TensorData::U8(v) => permute(v, src),
+            TensorData::U32(v) => permute(v, src),
+            TensorData::U64(v) => permute(v, src),
+            TensorData::Bool(v) => permute(v, src),
+        }
+        true
+    }
+
     /// Every value as f64 (allocates; prefer [`Self::for_each_chunk`] on hot paths).
     pub fn to_f64(&self) -> Vec<f64> {
         let mut out = Vec::with_capacity(self.len());
@@ -229,6 +253,43 @@ pub fn view_extent(offset: usize, sizes: &[usize], strides: &[usize]) -> Option<
         last = last.checked_add((n - 1).checked_mul(s)?)?;
     }
     Some(Some(last))
+}
+
+/// The Fortran-order position of the element at C-order position `c` of `shape`.
+fn fortran_index(mut c: usize, shape: &[usize]) -> usize {
+    let (mut f, mut stride) = (0, 1);
+    let mut strides = [0usize; 64];
+    for (s, &d) in strides.iter_mut().zip(shape) {
+        *s = stride;
+        stride *= d;
+    }
+    for (k, &d) in shape.iter().enumerate().rev() {
+        f += (c % d) * strides[k];
+        c /= d;
+    }
+    f
+}
+
+/// Permute `v` in place so that `new[i] = old[src(i)]`, following cycles.
+fn permute<T: Copy>(v: &mut [T], src: impl Fn(usize) -> usize) {
+    let mut done = vec![0u64; v.len().div_ceil(64)];
+    for start in 0..v.len() {
+        if done[start / 64] >> (start % 64) & 1 == 1 {
+            continue;
+        }
+        let first = v[start];
+        let mut i = start;
+        loop {
+            done[i / 64] |= 1 << (i % 64);
+            let j = src(i);
+            if j == start {
+                v[i] = first;
+                break;
+            }
+            v[i] = v[j];
+            i = j;
+        }
+    }
 }
 
 /// Gather a strided view of `values` into C order (an odometer over the index space).
@@ -385,6 +446,18 @@ mod tests {
             None,
             "reaches past the end"
         );
+    }
+
+    #[test]
+    fn fortran_order_is_reordered_in_place() {
+        // numpy: np.arange(24).reshape(2, 3, 4).ravel(order="F") holds these, in this order.
+        let f_order = [
+            0, 12, 4, 16, 8, 20, 1, 13, 5, 17, 9, 21, 2, 14, 6, 18, 10, 22, 3, 15, 7, 19, 11, 23,
+        ];
+        let mut data = TensorData::I32(f_order.to_vec());
+        assert!(data.fortran_to_c(&[2, 3, 4]));
+        assert_eq!(data, TensorData::I32((0..24).collect()));
+        assert!(!data.fortran_to_c(&[5, 5]), "count mismatch is refused");
     }
 
     #[test]
