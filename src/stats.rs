@@ -264,6 +264,11 @@ impl Moments {
         self.absorb(&lanes, values.len() as u64);
     }
 
+    /// Add every value of an f64 slice (a chunk converted to f64 on its way in).
+    pub fn push_f64(&mut self, values: &[f64]) {
+        self.push_slice(values);
+    }
+
     /// Add every value of an iterator of f64.
     pub fn push_iter(&mut self, values: impl Iterator<Item = f64>) {
         let mut buf = [0f64; 1024];

@@ -4,6 +4,7 @@ mod about;
 mod export;
 mod record;
 mod spec_id;
+mod stats;
 mod thresholds;
 
 use clap::{Parser, Subcommand};
@@ -29,6 +30,8 @@ enum Command {
     Record(record::Args),
     /// Write a snapshot zip of a store (or of some runs, or their last N forwards).
     Export(export::Args),
+    /// Print every tensor's key, shape, dtype and statistics from a .npy/.npz/.pt/.safetensors file.
+    Stats(stats::Args),
 }
 
 /// Parse the process arguments, run the command, and turn an error into exit status 2.
@@ -40,6 +43,7 @@ pub fn main() -> ExitCode {
         Command::Thresholds(args) => thresholds::run(args),
         Command::Record(args) => record::run(args),
         Command::Export(args) => export::run(args),
+        Command::Stats(args) => stats::run(args),
     };
     match result {
         Ok(code) => code,

@@ -163,11 +163,174 @@ impl TensorData {
         }
     }
 
+    /// An empty vector of `dtype`, with room for `capacity` values.
+    pub fn with_capacity(dtype: DType, capacity: usize) -> Self {
+        match dtype {
+            DType::F16 => TensorData::F16(Vec::with_capacity(capacity)),
+            DType::BF16 => TensorData::BF16(Vec::with_capacity(capacity)),
+            DType::F32 => TensorData::F32(Vec::with_capacity(capacity)),
+            DType::F64 => TensorData::F64(Vec::with_capacity(capacity)),
+            DType::I8 => TensorData::I8(Vec::with_capacity(capacity)),
+            DType::I16 => TensorData::I16(Vec::with_capacity(capacity)),
+            DType::I32 => TensorData::I32(Vec::with_capacity(capacity)),
+            DType::I64 => TensorData::I64(Vec::with_capacity(capacity)),
+            DType::U8 => TensorData::U8(Vec::with_capacity(capacity)),
+            DType::U16 => TensorData::U16(Vec::with_capacity(capacity)),
+            DType::U32 => TensorData::U32(Vec::with_capacity(capacity)),
+            DType::U64 => TensorData::U64(Vec::with_capacity(capacity)),
+            DType::Bool => TensorData::Bool(Vec::with_capacity(capacity)),
+        }
+    }
+
+    /// An empty vector of `dtype`.
+    pub fn empty(dtype: DType) -> Self {
+        Self::with_capacity(dtype, 0)
+    }
+
+    /// The strided view (`offset`, `sizes`, `strides`, all in elements) of these values,
+    /// gathered into a new C-order vector; `None` when the view reaches outside them.
+    pub fn gather(&self, offset: usize, sizes: &[usize], strides: &[usize]) -> Option<TensorData> {
+        Some(match self {
+            TensorData::F16(v) => TensorData::F16(gather(v, offset, sizes, strides)?),
+            TensorData::BF16(v) => TensorData::BF16(gather(v, offset, sizes, strides)?),
+            TensorData::F32(v) => TensorData::F32(gather(v, offset, sizes, strides)?),
+            TensorData::F64(v) => TensorData::F64(gather(v, offset, sizes, strides)?),
+            TensorData::I8(v) => TensorData::I8(gather(v, offset, sizes, strides)?),
+            TensorData::I16(v) => TensorData::I16(gather(v, offset, sizes, strides)?),
+            TensorData::I32(v) => TensorData::I32(gather(v, offset, sizes, strides)?),
+            TensorData::I64(v) => TensorData::I64(gather(v, offset, sizes, strides)?),
+            TensorData::U8(v) => TensorData::U8(gather(v, offset, sizes, strides)?),
+            TensorData::U16(v) => TensorData::U16(gather(v, offset, sizes, strides)?),
+            TensorData::U32(v) => TensorData::U32(gather(v, offset, sizes, strides)?),
+            TensorData::U64(v) => TensorData::U64(gather(v, offset, sizes, strides)?),
+            TensorData::Bool(v) => TensorData::Bool(gather(v, offset, sizes, strides)?),
+        })
+    }
+
+    /// Reorder values stored in Fortran (column-major) order of `shape` into C order, in
+    /// place (one bit of bookkeeping per value); false, leaving them, when the count differs.
+    pub fn fortran_to_c(&mut self, shape: &[usize]) -> bool {
+        let n = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+        if n != Some(self.len()) || shape.len() > 64 {
+            return false;
+        }
+        let src = |c: usize| fortran_index(c, shape);
+        match self {
+            TensorData::F16(v) | TensorData::BF16(v) | TensorData::U16(v) => permute(v, src),
+            TensorData::F32(v) => permute(v, src),
+            TensorData::F64(v) => permute(v, src),
+            TensorData::I8(v) => permute(v, src),
+            TensorData::I16(v) => permute(v, src),
+            TensorData::I32(v) => permute(v, src),
+            TensorData::I64(v) => permute(v, src),
+            TensorData::U8(v) => permute(v, src),
+            TensorData::U32(v) => permute(v, src),
+            TensorData::U64(v) => permute(v, src),
+            TensorData::Bool(v) => permute(v, src),
+        }
+        true
+    }
+
     /// Every value as f64 (allocates; prefer [`Self::for_each_chunk`] on hot paths).
     pub fn to_f64(&self) -> Vec<f64> {
         let mut out = Vec::with_capacity(self.len());
         self.for_each_chunk(&mut |c| out.extend_from_slice(c));
         out
+    }
+}
+
+/// The largest element index a strided view touches, or `None` on overflow (or `Some(None)`
+/// for a view with no elements).
+pub fn view_extent(offset: usize, sizes: &[usize], strides: &[usize]) -> Option<Option<usize>> {
+    if sizes.len() != strides.len() {
+        return None;
+    }
+    if sizes.contains(&0) {
+        return Some(None);
+    }
+    let mut last = offset;
+    for (&n, &s) in sizes.iter().zip(strides) {
+        last = last.checked_add((n - 1).checked_mul(s)?)?;
+    }
+    Some(Some(last))
+}
+
+/// The Fortran-order position of the element at C-order position `c` of `shape`.
+fn fortran_index(mut c: usize, shape: &[usize]) -> usize {
+    let (mut f, mut stride) = (0, 1);
+    let mut strides = [0usize; 64];
+    for (s, &d) in strides.iter_mut().zip(shape) {
+        *s = stride;
+        stride *= d;
+    }
+    for (k, &d) in shape.iter().enumerate().rev() {
+        f += (c % d) * strides[k];
+        c /= d;
+    }
+    f
+}
+
+/// Permute `v` in place so that `new[i] = old[src(i)]`, following cycles.
+fn permute<T: Copy>(v: &mut [T], src: impl Fn(usize) -> usize) {
+    let mut done = vec![0u64; v.len().div_ceil(64)];
+    for start in 0..v.len() {
+        if done[start / 64] >> (start % 64) & 1 == 1 {
+            continue;
+        }
+        let first = v[start];
+        let mut i = start;
+        loop {
+            done[i / 64] |= 1 << (i % 64);
+            let j = src(i);
+            if j == start {
+                v[i] = first;
+                break;
+            }
+            v[i] = v[j];
+            i = j;
+        }
+    }
+}
+
+/// Gather a strided view of `values` into C order (an odometer over the index space).
+fn gather<T: Copy>(
+    values: &[T],
+    offset: usize,
+    sizes: &[usize],
+    strides: &[usize],
+) -> Option<Vec<T>> {
+    let Some(last) = view_extent(offset, sizes, strides)? else {
+        return Some(Vec::new());
+    };
+    if last >= values.len() {
+        return None;
+    }
+    let n: usize = sizes.iter().product();
+    let mut out = Vec::with_capacity(n);
+    let mut index = vec![0usize; sizes.len()];
+    let (inner_n, inner_s) = match (sizes.last(), strides.last()) {
+        (Some(&n), Some(&s)) => (n, s),
+        _ => (1, 1),
+    };
+    let outer = sizes.len().saturating_sub(1);
+    let mut base = offset;
+    loop {
+        out.extend((0..inner_n).map(|i| values[base + i * inner_s]));
+        // Advance the outer odometer.
+        let mut d = outer;
+        loop {
+            if d == 0 {
+                return Some(out);
+            }
+            d -= 1;
+            index[d] += 1;
+            base += strides[d];
+            if index[d] < sizes[d] {
+                break;
+            }
+            base -= strides[d] * sizes[d];
+            index[d] = 0;
+        }
     }
 }
 
@@ -256,6 +419,45 @@ mod tests {
         let got = data.to_f64();
         assert_eq!(got.len(), v.len());
         assert!(got.iter().zip(&v).all(|(a, &b)| *a == b as f64));
+    }
+
+    #[test]
+    fn gather_follows_strides_into_c_order() {
+        // A 2x3 matrix [[0,1,2],[3,4,5]]; its transpose, a column and a row slice.
+        let data = TensorData::I32((0..6).collect());
+        type Case<'a> = (usize, &'a [usize], &'a [usize], Vec<i32>);
+        let cases: [Case; 5] = [
+            (0, &[3, 2], &[1, 3], vec![0, 3, 1, 4, 2, 5]),
+            (1, &[2], &[3], vec![1, 4]),
+            (3, &[1, 3], &[3, 1], vec![3, 4, 5]),
+            (2, &[], &[], vec![2]),
+            (0, &[0, 3], &[3, 1], vec![]),
+        ];
+        for (offset, sizes, strides, want) in cases {
+            let got = data.gather(offset, sizes, strides);
+            assert_eq!(
+                got,
+                Some(TensorData::I32(want.clone())),
+                "view {offset} {sizes:?} {strides:?}"
+            );
+        }
+        assert_eq!(
+            data.gather(1, &[2, 3], &[3, 1]),
+            None,
+            "reaches past the end"
+        );
+    }
+
+    #[test]
+    fn fortran_order_is_reordered_in_place() {
+        // numpy: np.arange(24).reshape(2, 3, 4).ravel(order="F") holds these, in this order.
+        let f_order = [
+            0, 12, 4, 16, 8, 20, 1, 13, 5, 17, 9, 21, 2, 14, 6, 18, 10, 22, 3, 15, 7, 19, 11, 23,
+        ];
+        let mut data = TensorData::I32(f_order.to_vec());
+        assert!(data.fortran_to_c(&[2, 3, 4]));
+        assert_eq!(data, TensorData::I32((0..24).collect()));
+        assert!(!data.fortran_to_c(&[5, 5]), "count mismatch is refused");
     }
 
     #[test]
