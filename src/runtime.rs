@@ -297,7 +297,7 @@ impl Runtime {
         let mut left = self.budget.map_or(f64::INFINITY, |b| b.max_compute_ms);
         let (mut run, mut skipped) = (Vec::new(), Vec::new());
         for (i, o) in self.observables.iter().enumerate() {
-            if step % o.spec.frequency.max(1) != 0 {
+            if !step.is_multiple_of(o.spec.frequency.max(1)) {
                 continue;
             }
             let cost = o.spec.budget_hint.as_ref().map_or(0.0, |h| h.compute_ms);

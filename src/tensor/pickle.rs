@@ -623,7 +623,10 @@ impl Machine<'_> {
 }
 
 fn pairs(items: &[Id]) -> Option<Vec<(Id, Id)>> {
-    (items.len() % 2 == 0).then(|| items.chunks_exact(2).map(|p| (p[0], p[1])).collect())
+    items
+        .len()
+        .is_multiple_of(2)
+        .then(|| items.chunks_exact(2).map(|p| (p[0], p[1])).collect())
 }
 
 #[cfg(test)]
