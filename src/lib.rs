@@ -4,6 +4,7 @@
 pub mod cli;
 pub mod demo;
 pub mod figures;
+pub mod file_source;
 pub mod generate;
 pub mod health;
 pub mod linalg;
@@ -24,6 +25,7 @@ pub mod value;
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;
 
+pub use file_source::{CheckpointSource, FileSource};
 pub use generate::{generate, generate_specs, generate_with, GenerateOptions};
 pub use runtime::{Budget, Observable, Observation, OfflineAnalyzer, Pack, Runtime};
 pub use sink::{MemorySink, ValueSink};

@@ -2,6 +2,7 @@
 
 mod about;
 mod export;
+mod observe;
 mod record;
 mod spec_id;
 mod stats;
@@ -26,6 +27,8 @@ enum Command {
     About(about::Args),
     /// The default thresholds a verdict is taken at, and where each comes from.
     Thresholds(thresholds::Args),
+    /// Observe tensor files (one step per file) with generated observables, into a store.
+    Observe(observe::Args),
     /// Run a training command and record what it sends into a store.
     Record(record::Args),
     /// Write a snapshot zip of a store (or of some runs, or their last N forwards).
@@ -41,6 +44,7 @@ pub fn main() -> ExitCode {
         Command::SpecId(args) => spec_id::run(args),
         Command::About(args) => about::run(args),
         Command::Thresholds(args) => thresholds::run(args),
+        Command::Observe(args) => observe::run(args),
         Command::Record(args) => record::run(args),
         Command::Export(args) => export::run(args),
         Command::Stats(args) => stats::run(args),

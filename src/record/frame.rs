@@ -210,6 +210,7 @@ impl Frame {
             facts: self.header.facts.clone(),
             stats: self.header.stats.clone(),
             tensors,
+            values: Default::default(),
         }
     }
 }

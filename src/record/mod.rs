@@ -5,5 +5,7 @@ pub mod companion;
 pub mod frame;
 pub mod machine;
 pub mod recorder;
+pub mod store_sink;
 
 pub use recorder::{default_writer_id, host_name, probe, tensor_stats, Recorder};
+pub use store_sink::StoreSink;

@@ -15,6 +15,11 @@ pub const FORWARD_ENTRY: &str = "forward.json";
 pub const FACTS_ENTRY: &str = "facts.json";
 /// The entry holding per-node statistics.
 pub const STATS_ENTRY: &str = "stats.json";
+/// The entry holding observed values by observable spec id.
+pub const VALUES_ENTRY: &str = "values.json";
+
+/// Observed values by observable spec id, as JSON (`values.json` in a blob).
+pub type ObservedValues = std::collections::BTreeMap<String, serde_json::Value>;
 
 /// A tensor handed to the writer as raw little-endian bytes, C order.
 #[derive(Debug, Clone)]
@@ -87,6 +92,8 @@ pub struct ForwardRecord<'a> {
     pub stats: NodeStats,
     /// Tensors to keep.
     pub tensors: Vec<TensorBytes<'a>>,
+    /// Observed values by observable spec id (what a store-backed sink writes).
+    pub values: ObservedValues,
 }
 
 impl ForwardRecord<'_> {
@@ -151,6 +158,9 @@ pub fn write<W: Write>(
     z.add(FACTS_ENTRY, &[&serde_json::to_vec(&rec.facts)?])?;
     if !rec.stats.is_empty() {
         z.add(STATS_ENTRY, &[&serde_json::to_vec(&rec.stats)?])?;
+    }
+    if !rec.values.is_empty() {
+        z.add(VALUES_ENTRY, &[&serde_json::to_vec(&rec.values)?])?;
     }
     for t in &rec.tensors {
         let descr = npy::descr(t.dtype).unwrap_or("|u1");
@@ -239,6 +249,14 @@ impl Blob {
             return Ok(NodeStats::new());
         }
         self.json(STATS_ENTRY)
+    }
+
+    /// Observed values by spec id (empty when the blob has none).
+    pub fn values(&self) -> Result<ObservedValues> {
+        if !self.index.entries.contains_key(VALUES_ENTRY) {
+            return Ok(Default::default());
+        }
+        self.json(VALUES_ENTRY)
     }
 
     /// The tensor keys held (entries ending in `.npy`, without the suffix), sorted.

@@ -20,7 +20,7 @@ pub mod snapshot;
 pub mod writer;
 pub mod zipfile;
 
-pub use blob::{Blob, ForwardMeta, ForwardRecord, TensorBytes};
+pub use blob::{Blob, ForwardMeta, ForwardRecord, ObservedValues, TensorBytes};
 pub use error::StoreError;
 pub use fact::{Fact, Field, Fields, NodeStats, Num};
 #[cfg(not(target_arch = "wasm32"))]
