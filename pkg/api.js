@@ -7,6 +7,7 @@ export {
   statsOf,
   generate,
   observeTensors,
+  observeFile,
   delta,
   ema,
   slope,

@@ -239,6 +239,15 @@ pub fn observe_tensors(
         let (key, tensor) = tensor_from_js(&item)?;
         source.put(&key, tensor);
     }
+    observe_source(&source, specs, step)
+}
+
+/// Run specs (a JS array) over a source at a step; the shared tail of the `observe*` exports.
+fn observe_source(
+    source: &dyn crate::TensorSource,
+    specs: JsValue,
+    step: Option<f64>,
+) -> Result<JsValue, JsError> {
     let specs: Vec<ObservableSpec> = from_js("specs", specs)?;
     let pack = specs
         .into_iter()
@@ -255,13 +264,28 @@ pub fn observe_tensors(
         }
         None => 0,
     };
-    let obs = runtime.observe(step, &source);
+    let obs = runtime.observe(step, source);
     to_js(&ObservedJs {
         step: obs.step,
         values: obs.values,
         skipped: obs.skipped,
         failed: obs.failed.iter().map(|e| e.to_string()).collect(),
     })
+}
+
+/// Observe specs over a tensor file's bytes (an NPZ dump, a .npy, a checkpoint):
+/// `observeFile(bytes, name, specs, step?)` returns `{step, values: {id: value}, skipped,
+/// failed}`, as `observeTensors`; entries are read from the bytes only when a spec needs them.
+#[wasm_bindgen(js_name = observeFile)]
+pub fn observe_file(
+    bytes: JsValue,
+    name: &str,
+    specs: JsValue,
+    step: Option<f64>,
+) -> Result<JsValue, JsError> {
+    let file = crate::tensor::TensorFile::open(name, JsSource::new(bytes, "observeFile")?)
+        .map_err(js_err)?;
+    observe_source(&crate::FileSource::new(file), specs, step)
 }
 
 fn window(name: &str, w: f64) -> Result<usize, JsError> {
