@@ -15,4 +15,6 @@ export {
   thresholdsDefault,
   verdict,
   verdictOver,
+  tensorStats,
+  tensorKeys,
 } from "./wasm/somatize.js";

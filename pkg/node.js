@@ -1,7 +1,79 @@
 // Entry for Node >= 20: load the wasm from the package folder synchronously, then export the API.
-import { readFileSync } from "node:fs";
-import { initSync } from "./wasm/somatize.js";
+import { readFileSync, statSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { initSync, StoreHandle, tensorStats, tensorKeys } from "./wasm/somatize.js";
+import { folderSource, snapshotFile } from "./sources-node.js";
+import { Store } from "./store.js";
 
 initSync({ module: readFileSync(new URL("./wasm/somatize_bg.wasm", import.meta.url)) });
 
 export * from "./api.js";
+export { Store };
+
+/** A Store over a wasm handle in this process: each call runs synchronously behind a Promise. */
+function inProcess(handle, source) {
+  let open = true;
+  const live = () => {
+    if (!open) throw new Error("the store is closed");
+  };
+  const later = (f) => new Promise((resolve) => resolve(f()));
+  return new Store({
+    call: (name, options) => later(() => (live(), handle.call(name, options))),
+    stats: () => later(() => ({ ...source.counts })),
+    refresh: () => later(() => {}),
+    close: () =>
+      later(() => {
+        if (!open) return;
+        open = false;
+        handle.free();
+        source.close?.();
+      }),
+  });
+}
+
+/** Open a store: a folder path, a snapshot .zip path, a file: URL, the bytes of a snapshot, or a
+ * source object ({list?, read, readRange, size} or {size, readAt}). Reads are lazy. */
+export function openStore(source, options = {}) {
+  return new Promise((resolve) => {
+    if (source instanceof URL || (typeof source === "string" && /^[a-z][a-z0-9+.-]*:\/\//i.test(source))) {
+      const url = new URL(source);
+      if (url.protocol !== "file:") {
+        throw new Error(`${url.href}: in Node, open a store by its path (http(s) stores are opened in the browser)`);
+      }
+      source = fileURLToPath(url);
+    }
+    if (typeof source === "string") {
+      const name = options.name ?? source;
+      if (statSync(source).isDirectory()) {
+        const src = folderSource(source);
+        return resolve(inProcess(StoreHandle.openFiles(src, name), src));
+      }
+      const src = snapshotFile(source);
+      try {
+        return resolve(inProcess(StoreHandle.openSnapshot(src, name), src));
+      } catch (e) {
+        src.close();
+        throw e;
+      }
+    }
+    const name = options.name ?? "store";
+    if (source instanceof Uint8Array) {
+      return resolve(inProcess(StoreHandle.openSnapshot(source, name), { counts: { reads: 0, bytes: 0 } }));
+    }
+    if (source && typeof source.readAt === "function") {
+      return resolve(inProcess(StoreHandle.openSnapshot(source, name), source));
+    }
+    if (source && typeof source.read === "function") {
+      return resolve(inProcess(StoreHandle.openFiles(source, name), source));
+    }
+    throw new Error("openStore takes a path, a file: URL, the bytes of a snapshot, or a source object");
+  });
+}
+
+const bytesOf = async (b) => (b instanceof Blob ? new Uint8Array(await b.arrayBuffer()) : b);
+
+/** The API's heavier functions as Promises, the same shape as in the browser (where they run in the worker). */
+export const background = {
+  tensorStats: async (bytes, name) => tensorStats(await bytesOf(bytes), name),
+  tensorKeys: async (bytes, name) => tensorKeys(await bytesOf(bytes), name),
+};

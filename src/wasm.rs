@@ -721,7 +721,10 @@ fn call_opts<T: DeserializeOwned>(name: &str, options: JsValue) -> Result<T, JsE
     } else {
         options
     };
-    from_js(&format!("options of {name}"), options)
+    // Through a JSON value, so that `deny_unknown_fields` sees every key the caller gave.
+    let what = format!("options of {name}");
+    let value: serde_json::Value = from_js(&what, options)?;
+    serde_json::from_value(value).map_err(|e| JsError::new(&format!("{what}: {e}")))
 }
 
 /// The names `store_call` answers, for the message about an unknown one.
