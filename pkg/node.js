@@ -8,7 +8,7 @@ import { Store } from "./store.js";
 initSync({ module: readFileSync(new URL("./wasm/somatize_bg.wasm", import.meta.url)) });
 
 export * from "./api.js";
-export { Store };
+export { Store, folderSource, snapshotFile };
 
 /** A Store over a wasm handle in this process: each call runs synchronously behind a Promise. */
 function inProcess(handle, source) {
