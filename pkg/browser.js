@@ -106,4 +106,6 @@ export async function openStore(source, options = {}) {
 export const background = {
   tensorStats: (bytes, name) => worker().post("fn", "tensorStats", [bytes, name]),
   tensorKeys: (bytes, name) => worker().post("fn", "tensorKeys", [bytes, name]),
+  /** Bytes of the worker's wasm memory (it grows and is never given back). */
+  memory: () => worker().post("memory"),
 };

@@ -126,6 +126,8 @@ export function tensorKeys(bytes: Uint8Array, name: string): { key: string; shap
 export const background: {
   tensorStats(bytes: Uint8Array | Blob, name: string): Promise<Record<string, TensorStats>>;
   tensorKeys(bytes: Uint8Array | Blob, name: string): Promise<{ key: string; shape: number[]; dtype: string }[]>;
+  /** Bytes of the wasm memory (the worker's in the browser); it grows and is never given back. */
+  memory(): Promise<{ wasm: number }>;
 };
 
 // ---- stores ----

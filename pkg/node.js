@@ -5,7 +5,7 @@ import { initSync, StoreHandle, tensorStats, tensorKeys } from "./wasm/somatize.
 import { folderSource, snapshotFile } from "./sources-node.js";
 import { Store } from "./store.js";
 
-initSync({ module: readFileSync(new URL("./wasm/somatize_bg.wasm", import.meta.url)) });
+const wasm = initSync({ module: readFileSync(new URL("./wasm/somatize_bg.wasm", import.meta.url)) });
 
 export * from "./api.js";
 export { Store, folderSource, snapshotFile };
@@ -76,4 +76,6 @@ const bytesOf = async (b) => (b instanceof Blob ? new Uint8Array(await b.arrayBu
 export const background = {
   tensorStats: async (bytes, name) => tensorStats(await bytesOf(bytes), name),
   tensorKeys: async (bytes, name) => tensorKeys(await bytesOf(bytes), name),
+  /** Bytes of the wasm memory (it grows and is never given back). */
+  memory: async () => ({ wasm: wasm.memory.buffer.byteLength }),
 };

@@ -2,7 +2,8 @@
 //
 // Protocol: the page posts {id, method, args}; the worker answers {id, result} or
 // {id, error: {name, message}}. Methods: open(source, options) -> {handle, name},
-// call(handle, name, options), stats(handle), refresh(handle), close(handle), and
+// call(handle, name, options), stats(handle), refresh(handle), close(handle), memory() (bytes
+// of the wasm memory), and
 // fn(name, args) for a function of the package's API (e.g. tensorStats). The worker catches
 // every failure and keeps answering.
 import init, * as core from "./wasm/somatize.js";
@@ -92,6 +93,9 @@ const methods = {
     const s = stores.get(handle);
     stores.delete(handle);
     s?.handle.free();
+  },
+  async memory() {
+    return { wasm: (await ready).memory.buffer.byteLength };
   },
   fn(name, args) {
     const f = Object.hasOwn(functions, name) ? functions[name] : undefined;
