@@ -72,6 +72,10 @@ async function fromItems(items) {
   for (const item of list) {
     const entry = item.webkitGetAsEntry?.();
     if (entry) await walk(entry, "");
+    else {
+      const file = item.getAsFile();
+      if (file) out.push({ path: file.name, file });
+    }
   }
   return out.length === 1 && !out[0].path.includes("/") ? out[0].file : out;
 }

@@ -75,6 +75,14 @@ test("a dropped folder (webkitdirectory input) and a snapshot File read as in No
   const { stats, ...snap } = await answersIn(page, "#snapshot");
   assert.deepEqual(snap, want, "snapshot File");
   assert.ok(stats.bytes < statSync(s.snapshot).size / 4, `read ${stats.bytes} bytes of the snapshot`);
+  // The same File dropped: a DataTransfer holding it.
+  const dropped = await page.evaluate(async () => {
+    const dt = new DataTransfer();
+    dt.items.add(document.querySelector("#snapshot").files[0]);
+    const store = await somatize.openStore(dt);
+    return answers(store);
+  });
+  assert.deepEqual(dropped, want, "a DataTransfer holding the snapshot");
   assert.deepEqual(seen.errors, []);
   await page.close();
 });
