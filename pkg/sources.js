@@ -73,6 +73,9 @@ function request(method, url, range) {
   r.open(method, url, false);
   if (method === "GET") r.responseType = "arraybuffer";
   if (range) r.setRequestHeader("Range", `bytes=${range[0]}-${range[1]}`);
+  // A store may be growing: revalidate rather than read a cached copy. Only on the worker's own
+  // origin, where the header needs no CORS preflight.
+  if (new URL(url).origin === self.location.origin) r.setRequestHeader("Cache-Control", "no-cache");
   try {
     r.send();
   } catch (e) {

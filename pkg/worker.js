@@ -57,6 +57,7 @@ async function settled(source, f) {
       if (error) throw error;
       return result;
     }
+    result?.free?.(); // an answer given without what was pending is dropped (a handle freed)
     if (round >= 1000) throw new Error("the folder kept changing while it was read");
     await source.resolvePending();
   }
