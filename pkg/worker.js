@@ -96,6 +96,7 @@ const methods = {
     s?.handle.free();
   },
   async memory() {
+    globalThis.gc?.(); // only where the browser exposes it (benchmarks run with --expose-gc)
     return { wasm: (await ready).memory.buffer.byteLength };
   },
   fn(name, args) {

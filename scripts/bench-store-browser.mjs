@@ -1,6 +1,6 @@
 // Scale benchmark (not a test): a 2 GiB snapshot served over HTTP, opened in headless Chromium
 // through the package's worker; its runs and one loss curve listed. Reports time, bytes served,
-// and the renderer's memory (page + worker: resident now and peak).
+// and the renderer's memory (page + worker: resident now and peak, after collecting garbage).
 // Usage: node scripts/bench-store-browser.mjs [FORWARDS=100000] [BLOB_GIB=2]   (after scripts/build-wasm.sh)
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync, openSync, closeSync } from "node:fs";
@@ -66,7 +66,7 @@ const { server, origin, served } = await serve();
 const marker = `--user-agent=somatize-bench-${process.pid}`;
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", marker],
+  args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--js-flags=--expose-gc", marker],
 });
 try {
   const page = await browser.newPage();
@@ -83,7 +83,8 @@ try {
     const curve = rows.map((r) => r.fields["loss.value"]);
     const scanned = performance.now() - t;
     const stats = await store.stats();
-    const { wasm } = await somatize.background.memory();
+    const { wasm } = await somatize.background.memory(); // collects the worker's garbage first
+    globalThis.gc?.();
     const heap = performance.memory?.usedJSHeapSize ?? 0;
     return { wasm, heap, runs, points: curve.length, first: curve[0], last: curve.at(-1), opened, listed, scanned, stats };
   }, `/${rel}/big.zip`);
