@@ -4,7 +4,8 @@
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import { readFileSync, statSync, writeFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, statSync, writeFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openStore, background, folderSource } from "somatize";
 import { makeStores, indexRows, answers, root, cli, fixtures } from "./store-fixture.mjs";
@@ -164,4 +165,21 @@ test("background.tensorStats agrees with numpy's expected.json within 1e-6", asy
     }
   }
   await assert.rejects(background.tensorStats(readFileSync(join(fixtures, "bad_crc.npz")), "bad_crc.npz"), Error);
+});
+
+test("the packed package installs and runs the README's Node example outside the repo", () => {
+  const tmp = mkdtempSync(join(tmpdir(), "somatize-pack-"));
+  try {
+    const packed = execFileSync("npm", ["pack", "--silent", "--pack-destination", tmp], { cwd: join(root, "pkg"), encoding: "utf8" }).trim().split("\n").at(-1);
+    writeFileSync(join(tmp, "package.json"), '{"name":"app","private":true,"type":"module"}');
+    execFileSync("npm", ["install", "--offline", "--no-audit", "--no-fund", "--loglevel=error", join(tmp, packed)], { cwd: tmp, stdio: "pipe" });
+    const readme = readFileSync(join(tmp, "node_modules/somatize/README.md"), "utf8");
+    const code = /<!-- example: node -->\s*```js\n([\s\S]*?)```/.exec(readme)[1];
+    writeFileSync(join(tmp, "runs.mjs"), code);
+    const r = spawnSync(process.execPath, ["runs.mjs", s.store], { cwd: tmp, encoding: "utf8" });
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^mlp: last losses /m);
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
 });
