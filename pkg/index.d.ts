@@ -145,8 +145,8 @@ export interface SnapshotSource {
   size: number;
   readAt(offset: number, len: number): Uint8Array;
 }
-/** What openStore takes. Node: a folder or snapshot path, a file: URL, snapshot bytes, a
- * source object. Browser: an http(s) URL (plain files, or a snapshot ending in .zip), a
+/** What openStore takes. Node: a folder or snapshot path, a file: URL, an http(s) URL (as in
+ * the browser), snapshot bytes, a source object. Browser: an http(s) URL (plain files, or a snapshot ending in .zip), a
  * snapshot File/Blob/bytes, a FileList/File[] of a dropped folder (webkitRelativePath) or
  * {path, file}[], a FileSystemDirectoryHandle or FileSystemFileHandle, a DataTransfer or its items. */
 export type StoreSource =
@@ -169,7 +169,7 @@ export type StoreSource =
 export interface OpenOptions {
   /** The name used in messages (default: the path or URL). */
   name?: string;
-  /** Browser, URL sources: read it as a snapshot zip (default: when the path ends in .zip). */
+  /** http(s) URLs: read it as a snapshot zip (default: when the path ends in .zip). */
   snapshot?: boolean;
 }
 

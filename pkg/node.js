@@ -2,7 +2,8 @@
 import { readFileSync, statSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { initSync, StoreHandle, tensorStats, tensorKeys } from "./wasm/somatize.js";
-import { folderSource, snapshotFile } from "./sources-node.js";
+import { folderSource, snapshotFile, httpRequester } from "./sources-node.js";
+import { httpSource, httpSnapshot } from "./sources.js";
 import { Store } from "./store.js";
 
 const wasm = initSync({ module: readFileSync(new URL("./wasm/somatize_bg.wasm", import.meta.url)) });
@@ -31,15 +32,15 @@ function inProcess(handle, source) {
   });
 }
 
-/** Open a store: a folder path, a snapshot .zip path, a file: URL, the bytes of a snapshot, or a
- * source object ({list?, read, readRange, size} or {size, readAt}). Reads are lazy. */
+/** Open a store: a folder path, a snapshot .zip path, a file: URL, an http(s) URL (plain files
+ * with listing.jsonl, or a .zip snapshot), the bytes of a snapshot, or a source object
+ * ({list?, read, readRange, size} or {size, readAt}). Reads are lazy. */
 export function openStore(source, options = {}) {
   return new Promise((resolve) => {
     if (source instanceof URL || (typeof source === "string" && /^[a-z][a-z0-9+.-]*:\/\//i.test(source))) {
       const url = new URL(source);
-      if (url.protocol !== "file:") {
-        throw new Error(`${url.href}: in Node, open a store by its path (http(s) stores are opened in the browser)`);
-      }
+      if (url.protocol === "http:" || url.protocol === "https:") return resolve(overHttp(url.href, options));
+      if (url.protocol !== "file:") throw new Error(`${url.href}: openStore takes file:, http: and https: URLs`);
       source = fileURLToPath(url);
     }
     if (typeof source === "string") {
@@ -68,6 +69,22 @@ export function openStore(source, options = {}) {
     }
     throw new Error("openStore takes a path, a file: URL, the bytes of a snapshot, or a source object");
   });
+}
+
+/** A store behind an http(s) server: plain files (runs and writers from its listing.jsonl) or,
+ * for a path ending in .zip (or options.snapshot), a snapshot read by Range requests. */
+function overHttp(href, options) {
+  const request = httpRequester();
+  const name = options.name ?? href;
+  try {
+    const snapshot = options.snapshot ?? /\.zip$/i.test(new URL(href).pathname);
+    const src = snapshot ? httpSnapshot(href, request) : httpSource(href, request);
+    const handle = snapshot ? StoreHandle.openSnapshot(src, name) : StoreHandle.openFiles(src, name);
+    return inProcess(handle, { counts: src.counts, close: request.close });
+  } catch (e) {
+    request.close();
+    throw e;
+  }
 }
 
 const bytesOf = async (b) => (b instanceof Blob ? new Uint8Array(await b.arrayBuffer()) : b);

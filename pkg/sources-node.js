@@ -1,6 +1,8 @@
-// Store sources for Node: a folder and a snapshot file, read synchronously by ranges (never whole for a range).
+// Store sources for Node: a folder and a snapshot file, read synchronously by ranges (never whole for
+// a range), and synchronous HTTP (a helper thread) for stores and snapshots behind a server.
 import { closeSync, fstatSync, openSync, readSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { MessageChannel, Worker, receiveMessageOnPort } from "node:worker_threads";
 
 const missing = (e) => e && (e.code === "ENOENT" || e.code === "ENOTDIR");
 
@@ -73,4 +75,51 @@ export function snapshotFile(path) {
       open = false;
     },
   };
+}
+
+/** The body of the helper thread: fetch what the main thread asks, post the answer, wake it. */
+const FETCHER = `
+const { workerData } = require("node:worker_threads");
+const { port, flag } = workerData;
+const wake = new Int32Array(flag);
+port.on("message", async ({ method, url, range }) => {
+  let reply;
+  try {
+    const headers = { "cache-control": "no-cache", "accept-encoding": "identity" };
+    if (range) headers.range = "bytes=" + range[0] + "-" + range[1];
+    const res = await fetch(url, { method, headers, cache: "no-store" });
+    const body = method === "HEAD" ? new ArrayBuffer(0) : await res.arrayBuffer();
+    reply = { status: res.status, headers: Object.fromEntries(res.headers), body };
+  } catch (e) {
+    reply = { error: String(e?.cause?.message ?? e?.message ?? e) };
+  }
+  port.postMessage(reply, reply.body ? [reply.body] : []);
+  Atomics.store(wake, 0, 1);
+  Atomics.notify(wake, 0);
+});
+`;
+
+/** Synchronous HTTP for Node: a helper thread does the fetch while this one waits (Atomics.wait),
+ * then takes the answer off the port. Answers {status, header(name), body}; close() ends the thread. */
+export function httpRequester() {
+  const { port1, port2 } = new MessageChannel();
+  const flag = new SharedArrayBuffer(4);
+  const wake = new Int32Array(flag);
+  const thread = new Worker(FETCHER, { eval: true, workerData: { port: port2, flag }, transferList: [port2] });
+  thread.unref();
+  port1.unref();
+  const request = (method, url, range) => {
+    Atomics.store(wake, 0, 0);
+    port1.postMessage({ method, url, range });
+    if (Atomics.wait(wake, 0, 0, 120_000) === "timed-out") throw new Error(`${url}: no answer in 120 s`);
+    const reply = receiveMessageOnPort(port1)?.message;
+    if (!reply) throw new Error(`${url}: the request got no answer`);
+    if (reply.error) throw new Error(`${url}: the request failed (${reply.error})`);
+    return { status: reply.status, header: (name) => reply.headers[name.toLowerCase()] ?? null, body: reply.body };
+  };
+  request.close = () => {
+    port1.close();
+    thread.terminate();
+  };
+  return request;
 }

@@ -67,8 +67,9 @@ export function blobSnapshot(blob) {
   };
 }
 
-/** A synchronous request; `range` is [first, last] bytes. */
-function request(method, url, range) {
+/** A synchronous request by XMLHttpRequest (workers): `range` is [first, last] bytes. Answers
+ * {status, header(name), body: ArrayBuffer}. Node's equivalent is in sources-node.js. */
+export function xhrRequest(method, url, range) {
   const r = new XMLHttpRequest();
   r.open(method, url, false);
   if (method === "GET") r.responseType = "arraybuffer";
@@ -82,39 +83,39 @@ function request(method, url, range) {
     throw new Error(`${url}: the request failed (${e.message})`);
   }
   if (r.status === 0) throw new Error(`${url}: the request failed (network error or blocked)`);
-  return r;
+  return { status: r.status, header: (name) => r.getResponseHeader(name), body: r.response ?? new ArrayBuffer(0) };
 }
 
 /** The length of `url`, or null when it does not exist. */
-function httpSize(url) {
+function httpSize(url, request) {
   const head = request("HEAD", url);
   if (head.status === 404 || head.status === 410) return null;
-  const len = head.getResponseHeader("content-length");
-  if (head.status >= 200 && head.status < 300 && len !== null && head.getResponseHeader("content-encoding") === null) {
+  const len = head.header("content-length");
+  if (head.status >= 200 && head.status < 300 && len !== null && head.header("content-encoding") === null) {
     return Number(len);
   }
   const r = request("GET", url, [0, 0]);
   if (r.status === 404 || r.status === 410) return null;
-  const total = /\/(\d+)\s*$/.exec(r.getResponseHeader("content-range") ?? "");
+  const total = /\/(\d+)\s*$/.exec(r.header("content-range") ?? "");
   if (r.status === 206 && total) return Number(total[1]);
-  if (r.status === 200) return r.response.byteLength;
+  if (r.status === 200) return r.body.byteLength;
   throw new Error(`${url}: HTTP ${r.status}`);
 }
 
 /** Up to `len` bytes of `url` from `offset`, or null when it does not exist. */
-function httpRange(url, offset, len) {
+function httpRange(url, offset, len, request) {
   if (len <= 0) return new Uint8Array(0);
   const r = request("GET", url, [offset, offset + len - 1]);
   if (r.status === 404 || r.status === 410) return null;
   if (r.status === 416) return new Uint8Array(0);
-  if (r.status === 206) return new Uint8Array(r.response).subarray(0, len);
-  if (r.status === 200) return new Uint8Array(r.response).subarray(offset, offset + len);
+  if (r.status === 206) return new Uint8Array(r.body).subarray(0, len);
+  if (r.status === 200) return new Uint8Array(r.body).subarray(offset, offset + len);
   throw new Error(`${url}: HTTP ${r.status}`);
 }
 
 /** A store served as plain files under `base` (an http(s) URL); folders are not listed: the
- * store's listing.jsonl says its runs and writers. */
-export function httpSource(base) {
+ * store's listing.jsonl says its runs and writers. `request` makes synchronous requests. */
+export function httpSource(base, request = xhrRequest) {
   const root = base.endsWith("/") ? base : `${base}/`;
   const url = (path) => new URL(path.split("/").map(encodeURIComponent).join("/"), root).href;
   const counts = { reads: 0, bytes: 0 };
@@ -124,26 +125,26 @@ export function httpSource(base) {
       const r = request("GET", url(path));
       if (r.status === 404 || r.status === 410) return null;
       if (r.status < 200 || r.status >= 300) throw new Error(`${url(path)}: HTTP ${r.status}`);
-      return counted(counts, new Uint8Array(r.response));
+      return counted(counts, new Uint8Array(r.body));
     },
     readRange(path, offset, len) {
-      const b = httpRange(url(path), offset, len);
+      const b = httpRange(url(path), offset, len, request);
       return b && counted(counts, b);
     },
-    size: (path) => httpSize(url(path)),
+    size: (path) => httpSize(url(path), request),
   };
 }
 
 /** A snapshot zip at an http(s) URL, read with Range requests. */
-export function httpSnapshot(href) {
-  const size = httpSize(href);
+export function httpSnapshot(href, request = xhrRequest) {
+  const size = httpSize(href, request);
   if (size === null) throw new Error(`${href}: not found`);
   const counts = { reads: 0, bytes: 0 };
   return {
     counts,
     size,
     readAt(offset, len) {
-      const b = httpRange(href, offset, len);
+      const b = httpRange(href, offset, len, request);
       if (b === null) throw new Error(`${href}: not found`);
       return counted(counts, b);
     },

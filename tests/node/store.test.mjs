@@ -105,7 +105,7 @@ test("bad stores and bad calls reject with Errors carrying the core's message", 
   await rejects(openStore(s.newer), /format version 2\.0, newer than this reader knows \(major 1\); upgrade somatize/);
   await rejects(openStore(s.empty), /not a somatize store/);
   await rejects(openStore(join(s.dir, "nothing-here")), /ENOENT|no such file/);
-  await rejects(openStore("https://example.com/store/"), /in Node, open a store by its path/);
+  await rejects(openStore("ftp://example.com/store/"), /openStore takes file:, http: and https: URLs/);
   await rejects(openStore({ read() {} }), /needs a readRange method/);
   await rejects(openStore(42), /openStore takes/);
   const corrupt = await openStore(s.corrupt);
@@ -181,5 +181,28 @@ test("the packed package installs and runs the README's Node example outside the
     assert.match(r.stdout, /^mlp: last losses /m);
   } finally {
     rmSync(tmp, { recursive: true, force: true });
+  }
+});
+
+test("over HTTP (plain files with the listing, a snapshot by Range requests) Node answers as from disk", async () => {
+  const { spawn } = await import("node:child_process");
+  const { once } = await import("node:events");
+  // The server runs in its own process: a synchronous read blocks this thread.
+  const server = spawn(process.execPath, [join(root, "tests/browser/serve.mjs")], { stdio: ["ignore", "pipe", "inherit"] });
+  try {
+    const origin = String((await once(server.stdout, "data"))[0]).trim();
+    const folder = await answers(await openStore(s.store));
+    const files = await openStore(`${origin}${s.url("store/")}`);
+    assert.deepEqual(await answers(files), folder, "plain files over HTTP");
+    await files.close();
+    const snap = await openStore(`${origin}${s.url("snap.zip")}`);
+    assert.deepEqual(await answers(snap), folder, "snapshot over HTTP");
+    const { bytes } = await snap.stats();
+    assert.ok(bytes < statSync(s.snapshot).size / 4, `read ${bytes} bytes of the snapshot`);
+    await snap.close();
+    await assert.rejects(openStore(`${origin}${s.url("newer/")}`), /newer than this reader knows/);
+    await assert.rejects(openStore(`${origin}/no/such/store/`), /not a somatize store/);
+  } finally {
+    server.kill();
   }
 });
