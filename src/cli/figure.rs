@@ -63,9 +63,9 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         }
         Kind::Spent => spent::spent(&store, &run, args.last).map_err(err)?,
         Kind::Machines => machines::machines(&store, &run, args.last).map_err(err)?,
-        Kind::Gantt => crate::readback::Answer::new(
-            gantt::gantt(&store, &run, args.forward).map_err(err)?,
-        ),
+        Kind::Gantt => {
+            crate::readback::Answer::new(gantt::gantt(&store, &run, args.forward).map_err(err)?)
+        }
     };
     print_skips(&answer.skipped);
     let text = serde_json::to_string(&answer.rows.to_value()).map_err(|e| e.to_string())?;

@@ -97,11 +97,13 @@ pub fn run(what: What, args: Args) -> Result<ExitCode, String> {
     let needs_run = || pick_run(&store, &args.run);
     let json = args.json;
     match what {
-        What::Runs => show(readback::runs(&store).map_err(err)?, json, runs_table),
+        What::Runs => show(readback::runs(&store).map_err(err)?, json, |r| {
+            runs_table(r)
+        }),
         What::Forwards => show(
             readback::forwards(&store, &needs_run()?).map_err(err)?,
             json,
-            forwards_table,
+            |r| forwards_table(r),
         ),
         What::Curve => {
             let run = needs_run()?;
@@ -130,12 +132,12 @@ pub fn run(what: What, args: Args) -> Result<ExitCode, String> {
         What::Nodes => show(
             readback::nodes(&store, &needs_run()?, args.last).map_err(err)?,
             json,
-            nodes_table,
+            |r| nodes_table(r),
         ),
         What::Fleet => show(
             readback::fleet(&store, &needs_run()?, args.last).map_err(err)?,
             json,
-            fleet_table,
+            |r| fleet_table(r),
         ),
         What::Standing => show(
             Answer::new(readback::standing(&store).map_err(err)?),
@@ -234,7 +236,7 @@ pub fn utc(us: i64) -> String {
     )
 }
 
-fn runs_table(rows: &Vec<readback::RunRow>) -> String {
+fn runs_table(rows: &[readback::RunRow]) -> String {
     let body = rows
         .iter()
         .map(|r| {
@@ -267,7 +269,7 @@ fn runs_table(rows: &Vec<readback::RunRow>) -> String {
     )
 }
 
-fn forwards_table(rows: &Vec<readback::ForwardRow>) -> String {
+fn forwards_table(rows: &[readback::ForwardRow]) -> String {
     let mut names: Vec<&str> = Vec::new();
     for r in rows {
         for (k, _) in &r.fields {
@@ -284,7 +286,11 @@ fn forwards_table(rows: &Vec<readback::ForwardRow>) -> String {
                 r.writer.clone(),
                 utc(r.written_us),
                 ms(r.took_us as f64),
-                if r.broke { "broke".into() } else { String::new() },
+                if r.broke {
+                    "broke".into()
+                } else {
+                    String::new()
+                },
             ];
             for n in &names {
                 cells.push(
@@ -314,7 +320,11 @@ fn facts_table(facts: &[crate::store::Fact]) -> String {
                 f.where_.clone(),
                 f.began_us.to_string(),
                 f.took_us.to_string(),
-                if f.read_back { "read back".into() } else { String::new() },
+                if f.read_back {
+                    "read back".into()
+                } else {
+                    String::new()
+                },
                 f.error.clone().unwrap_or_default(),
                 if f.extra.is_empty() {
                     String::new()
@@ -332,7 +342,7 @@ fn facts_table(facts: &[crate::store::Fact]) -> String {
     )
 }
 
-fn nodes_table(rows: &Vec<readback::NodeRow>) -> String {
+fn nodes_table(rows: &[readback::NodeRow]) -> String {
     let body = rows
         .iter()
         .map(|r| {
@@ -363,7 +373,7 @@ fn nodes_table(rows: &Vec<readback::NodeRow>) -> String {
     )
 }
 
-fn fleet_table(rows: &Vec<readback::FleetRow>) -> String {
+fn fleet_table(rows: &[readback::FleetRow]) -> String {
     let body = rows
         .iter()
         .map(|r| {

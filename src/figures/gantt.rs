@@ -68,8 +68,13 @@ pub fn draw(run: &str, forward: u64, facts: &[Fact]) -> Figure {
         .axis("xaxis", "time from the forward's start (ms)", json!({"rangemode": "tozero"}))
         .axis("yaxis", "node", json!({"type": "category", "categoryorder": "array", "categoryarray": order, "autorange": "reversed"}))
         .layout(json!({"barmode": "overlay", "legend": {"title": {"text": "where"}}}));
-    for (i, place) in first_seen(facts.iter().map(|f| f.where_.as_str())).into_iter().enumerate() {
-        let mine: Vec<usize> = (0..facts.len()).filter(|&k| facts[k].where_ == place).collect();
+    for (i, place) in first_seen(facts.iter().map(|f| f.where_.as_str()))
+        .into_iter()
+        .enumerate()
+    {
+        let mine: Vec<usize> = (0..facts.len())
+            .filter(|&k| facts[k].where_ == place)
+            .collect();
         let pattern: Vec<&str> = mine
             .iter()
             .map(|&k| match (&facts[k], call_target(&facts[k])) {

@@ -24,10 +24,17 @@ pub fn draw(run: &str, last: Option<usize>, rows: &[NodeRow]) -> Figure {
     let span = last.map_or("all forwards".to_string(), |n| format!("last {n} forwards"));
     let order: Vec<&str> = first_seen(rows.iter().map(|r| r.node.as_str()));
     let mut fig = Figure::new(&format!("Time per node, run {run} ({span})"))
-        .axis("xaxis", "node", json!({"type": "category", "categoryorder": "array", "categoryarray": order}))
+        .axis(
+            "xaxis",
+            "node",
+            json!({"type": "category", "categoryorder": "array", "categoryarray": order}),
+        )
         .axis("yaxis", "time spent (ms)", json!({"rangemode": "tozero"}))
         .layout(json!({"barmode": "stack", "legend": {"title": {"text": "where"}}}));
-    for (i, place) in first_seen(rows.iter().map(|r| r.where_.as_str())).into_iter().enumerate() {
+    for (i, place) in first_seen(rows.iter().map(|r| r.where_.as_str()))
+        .into_iter()
+        .enumerate()
+    {
         let mine: Vec<&NodeRow> = rows.iter().filter(|r| r.where_ == place).collect();
         fig = fig.trace(json!({
             "type": "bar", "name": place,

@@ -5,7 +5,7 @@ use super::error::{Answer, ReadbackError, Result};
 use super::fetch::each_forward;
 use super::lines::walk;
 use crate::store::fact::{Field, Num};
-use crate::store::{Fact, Store, StoreFs};
+use crate::store::{Fact, IndexLine, Store, StoreFs};
 use serde::ser::{SerializeTuple, Serializer};
 use serde::Serialize;
 
@@ -47,18 +47,54 @@ impl Serialize for Point {
     }
 }
 
+/// How much of the end of each index `curve_costs` reads.
+const COST_TAIL: u64 = 64 << 10;
+
 /// Whether `curve(run, of)` will scan or fetch: `Scan` when `of` is among the summarised fields
-/// of any of the run's last [`COST_PROBE`] index lines (read backwards: a few small reads).
+/// of any of the last [`COST_PROBE`] lines of any writer's index (one read of at most 64 KiB
+/// from the end of each index; longer lines are found by reading backwards).
 pub fn curve_costs<F: StoreFs>(store: &Store<F>, run: &str, of: &str) -> Result<Cost> {
-    super::lines::writers(store, run)?;
+    for w in super::lines::writers(store, run)? {
+        if tail_has(store, run, &w, of)? {
+            return Ok(Cost::Scan);
+        }
+    }
+    Ok(Cost::Fetch)
+}
+
+/// Whether one of the last few whole lines of `writer`'s index carries `of`.
+fn tail_has<F: StoreFs>(store: &Store<F>, run: &str, writer: &str, of: &str) -> Result<bool> {
+    let path = crate::store::scan::index_path(run, writer);
+    let len = store.fs().len(&path)?;
+    let start = len.saturating_sub(COST_TAIL);
+    let tail = store.fs().read_range(&path, start, len - start)?;
+    let Some(end) = tail.iter().rposition(|&b| b == b'\n') else {
+        return long_lines_have(store, run, of, len > 0);
+    };
+    let mut lines: Vec<&[u8]> = tail[..end].split(|&b| b == b'\n').collect();
+    if start > 0 && !lines.is_empty() {
+        lines.remove(0); // it began before what was read
+    }
+    if lines.is_empty() {
+        return long_lines_have(store, run, of, true);
+    }
+    Ok(lines.iter().rev().take(COST_PROBE).any(|l| {
+        std::str::from_utf8(l)
+            .ok()
+            .and_then(|t| IndexLine::parse(t).ok())
+            .is_some_and(|l| l.fields.get(of).is_some())
+    }))
+}
+
+/// Lines longer than the tail read: look at the last few by reading backwards.
+fn long_lines_have<F: StoreFs>(store: &Store<F>, run: &str, of: &str, any: bool) -> Result<bool> {
+    if !any {
+        return Ok(false);
+    }
     let tail = store
         .last(run, COST_PROBE, &mut |_| {})
         .map_err(|e| ReadbackError::in_run(run, e))?;
-    Ok(if tail.iter().any(|i| i.entry.field(of).is_some()) {
-        Cost::Scan
-    } else {
-        Cost::Fetch
-    })
+    Ok(tail.iter().any(|i| i.entry.field(of).is_some()))
 }
 
 /// `of` (`<kind>.<field>`, e.g. `loss.value`) for every forward that has it as a number, in

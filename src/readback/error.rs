@@ -112,7 +112,7 @@ pub enum ReadbackError {
         run: String,
         writer: String,
         forward: u64,
-        source: StoreError,
+        source: Box<StoreError>,
     },
 }
 
@@ -158,7 +158,8 @@ impl fmt::Display for ReadbackError {
 impl std::error::Error for ReadbackError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            ReadbackError::Store(e) | ReadbackError::Forward { source: e, .. } => Some(e),
+            ReadbackError::Store(e) => Some(e),
+            ReadbackError::Forward { source, .. } => Some(source.as_ref()),
             _ => None,
         }
     }

@@ -28,7 +28,7 @@ pub fn facts<F: StoreFs>(store: &Store<F>, run: &str, forward: u64) -> Result<Op
                 run: run.to_string(),
                 writer: item.writer.to_string(),
                 forward,
-                source,
+                source: Box::new(source),
             })?;
         out.extend(facts);
     }

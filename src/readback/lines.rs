@@ -2,7 +2,7 @@
 //! fast borrowed reader for a run with one writer, the merged scan for several.
 
 use super::error::{ReadbackError, Result, Skip};
-use crate::store::{Fields, StoreFs, Store};
+use crate::store::{Fields, Store, StoreFs};
 
 /// One index line as the walk hands it out, borrowed for the duration of the call.
 pub(crate) struct Line<'a> {
@@ -17,7 +17,9 @@ pub(crate) struct Line<'a> {
 
 /// The writers of `run`, or `NoSuchRun`.
 pub(crate) fn writers<F: StoreFs>(store: &Store<F>, run: &str) -> Result<Vec<String>> {
-    store.writers(run).map_err(|e| ReadbackError::in_run(run, e))
+    store
+        .writers(run)
+        .map_err(|e| ReadbackError::in_run(run, e))
 }
 
 /// Call `f` with every index line of `run` in order of (forward, writer); unreadable lines are

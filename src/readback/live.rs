@@ -81,14 +81,14 @@ impl Thinned {
     fn push(&mut self, row: ProgressRow) {
         let ordinal = self.seen;
         self.seen += 1;
-        if ordinal % self.stride != 0 {
+        if !ordinal.is_multiple_of(self.stride) {
             return;
         }
         self.rows.push((ordinal, row));
         if self.rows.len() >= self.cap {
             self.stride = self.stride.saturating_mul(2);
             let stride = self.stride;
-            self.rows.retain(|(o, _)| o % stride == 0);
+            self.rows.retain(|(o, _)| o.is_multiple_of(stride));
         }
     }
 }
@@ -236,7 +236,9 @@ impl Live {
         if self.open.as_ref().is_some_and(|o| o.forward != forward) {
             self.close();
         }
-        let end = f.began_us.saturating_add(f.took_us.min(i64::MAX as u64) as i64);
+        let end = f
+            .began_us
+            .saturating_add(f.took_us.min(i64::MAX as u64) as i64);
         let of = self.tally.options.of.clone();
         let open = self.open.get_or_insert(Open {
             forward,
