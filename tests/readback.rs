@@ -172,7 +172,8 @@ fn forwards_carry_summarised_fields_as_text() {
 fn curves_scan_when_summarised_and_fetch_otherwise() {
     let root = store_with_runs("rb-curve");
     let s = open(&root);
-    let table: &[(&str, &str, Cost, Vec<(u64, f64)>)] = &[
+    type Case = (&'static str, &'static str, Cost, Vec<(u64, f64)>);
+    let table: &[Case] = &[
         (
             "two",
             "loss.value",
