@@ -273,7 +273,7 @@ fn forwards_table(rows: &[readback::ForwardRow]) -> String {
     let mut names: Vec<&str> = Vec::new();
     for r in rows {
         for (k, _) in &r.fields {
-            if !names.contains(&k.as_str()) {
+            if !names.contains(&k.as_ref()) {
                 names.push(k);
             }
         }
@@ -283,7 +283,7 @@ fn forwards_table(rows: &[readback::ForwardRow]) -> String {
         .map(|r| {
             let mut cells = vec![
                 r.forward.to_string(),
-                r.writer.clone(),
+                r.writer.to_string(),
                 utc(r.written_us),
                 ms(r.took_us as f64),
                 if r.broke {
@@ -296,8 +296,8 @@ fn forwards_table(rows: &[readback::ForwardRow]) -> String {
                 cells.push(
                     r.fields
                         .iter()
-                        .find(|(k, _)| k == n)
-                        .map_or(String::new(), |(_, v)| v.clone()),
+                        .find(|(k, _)| k.as_ref() == *n)
+                        .map_or(String::new(), |(_, v)| v.to_text()),
                 );
             }
             cells.push(r.error.clone().unwrap_or_default());
@@ -421,7 +421,7 @@ fn standing_table(rows: &std::collections::BTreeMap<String, readback::StandingRo
             vec![
                 r.machine.clone(),
                 r.run.clone(),
-                r.writer.clone(),
+                r.writer.to_string(),
                 utc(r.written_us),
                 opt(r.busy.map(|b| format!("{b:.2}"))),
                 opt(r.memory),
