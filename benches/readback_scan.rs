@@ -104,7 +104,12 @@ fn write_run(root: &Path, lines: u64) -> PathBuf {
 /// Python's json.loads over every line, median of 3, in seconds (None without python3).
 fn python(index: &Path) -> Option<f64> {
     let code = "import json,sys,time\nts=[]\nfor _ in range(3):\n    t=time.perf_counter()\n    s=0.0\n    for l in open(sys.argv[1]):\n        s+=json.loads(l)['fields']['loss.value']\n    ts.append(time.perf_counter()-t)\nprint(sorted(ts)[1])";
-    let out = Command::new("python3").arg("-c").arg(code).arg(index).output().ok()?;
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(code)
+        .arg(index)
+        .output()
+        .ok()?;
     String::from_utf8_lossy(&out.stdout).trim().parse().ok()
 }
 

@@ -94,7 +94,7 @@ pub(crate) fn each_line<F: StoreFs + ?Sized>(
     fs: &F,
     path: &str,
     chunk: u64,
-    f: &mut dyn FnMut(u64, std::result::Result<&[u8], &'static str>),
+    f: &mut dyn FnMut(u64, LineBytes<'_>),
 ) -> std::result::Result<(), StoreError> {
     let len = fs.len(path)?;
     let mut at = 0u64;
@@ -133,6 +133,9 @@ pub(crate) fn each_line<F: StoreFs + ?Sized>(
     }
     Ok(())
 }
+
+/// A whole line's bytes, or why it is not given (it is too long).
+pub(crate) type LineBytes<'a> = std::result::Result<&'a [u8], &'static str>;
 
 /// Why a line over [`MAX_LINE`] is not read.
 const LONG: &str = "longer than the longest index line accepted (16 MiB)";
