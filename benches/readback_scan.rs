@@ -21,16 +21,24 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-fn time(runs: usize, mut f: impl FnMut()) -> f64 {
-    median(
-        (0..runs)
-            .map(|_| {
-                let t = Instant::now();
-                f();
-                t.elapsed().as_secs_f64()
-            })
-            .collect(),
-    )
+/// This thread's CPU time in seconds (`/proc/thread-self/schedstat`), `NaN` where unknown.
+fn cpu() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
+        .map_or(f64::NAN, |ns| ns / 1e9)
+}
+
+/// Medians of wall-clock and CPU seconds over `runs` calls of `f`.
+fn time(runs: usize, mut f: impl FnMut()) -> (f64, f64) {
+    let (mut wall, mut busy) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        let (t, c) = (Instant::now(), cpu());
+        f();
+        wall.push(t.elapsed().as_secs_f64());
+        busy.push(cpu() - c);
+    }
+    (median(wall), median(busy))
 }
 
 /// A forward's facts: three nodes, one of them on another machine, and the loss.
@@ -154,20 +162,23 @@ fn main() {
         assert_eq!(a.rows[0].ran, BLOBS);
     });
     let py = python(&index);
-    println!("| read | median (s) | vs python json.loads |");
-    println!("|---|---|---|");
-    for (name, secs) in [
+    println!("| read | wall median (s) | CPU median (s) | vs python, wall | vs python, CPU |");
+    println!("|---|---|---|---|---|");
+    for (name, (wall, busy)) in [
         ("runs", runs),
         ("forwards", forwards),
         ("curve loss.value (scan)", curve),
         ("nodes(last=100)", nodes),
     ] {
-        let ratio = py.map_or("n/a".to_string(), |p| format!("{:.1}x faster", p / secs));
-        println!("| {name} | {secs:.4} | {ratio} |");
+        let ratio = |p: f64, ours: f64| format!("{:.1}x faster", p / ours);
+        let (rw, rc) = py.map_or(("n/a".into(), "n/a".into()), |(pw, pc)| {
+            (ratio(pw, wall), ratio(pc, busy))
+        });
+        println!("| {name} | {wall:.4} | {busy:.4} | {rw} | {rc} |");
     }
-    println!(
-        "| python json.loads per line | {} | 1x |",
-        py.map_or("n/a".into(), |p| format!("{p:.4}"))
-    );
+    match py {
+        Some((w, c)) => println!("| python json.loads per line | {w:.4} | {c:.4} | 1x | 1x |"),
+        None => println!("| python json.loads per line | n/a | n/a | | |"),
+    }
     let _ = std::fs::remove_dir_all(&base);
 }
