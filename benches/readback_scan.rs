@@ -109,16 +109,19 @@ fn write_run(root: &Path, lines: u64) -> PathBuf {
     index
 }
 
-/// Python's json.loads over every line, median of 3, in seconds (None without python3).
-fn python(index: &Path) -> Option<f64> {
-    let code = "import json,sys,time\nts=[]\nfor _ in range(3):\n    t=time.perf_counter()\n    s=0.0\n    for l in open(sys.argv[1]):\n        s+=json.loads(l)['fields']['loss.value']\n    ts.append(time.perf_counter()-t)\nprint(sorted(ts)[1])";
+/// Python's json.loads over every line: medians of 3 of wall-clock and CPU seconds (None
+/// without python3).
+fn python(index: &Path) -> Option<(f64, f64)> {
+    let code = "import json,sys,time\nts=[];cs=[]\nfor _ in range(3):\n    t=time.perf_counter();c=time.thread_time()\n    s=0.0\n    for l in open(sys.argv[1]):\n        s+=json.loads(l)['fields']['loss.value']\n    ts.append(time.perf_counter()-t);cs.append(time.thread_time()-c)\nprint(sorted(ts)[1], sorted(cs)[1])";
     let out = Command::new("python3")
         .arg("-c")
         .arg(code)
         .arg(index)
         .output()
         .ok()?;
-    String::from_utf8_lossy(&out.stdout).trim().parse().ok()
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut it = text.split_whitespace().map(|v| v.parse::<f64>().ok());
+    Some((it.next()??, it.next()??))
 }
 
 fn main() {
