@@ -922,3 +922,65 @@ fn figure_json_is_plotly_shaped() {
     assert_eq!(v["layout"]["yaxis"]["title"]["text"], "loss");
     assert_eq!(v["layout"]["yaxis2"]["overlaying"], "y");
 }
+
+#[test]
+fn several_writers_merge_by_forward_and_count_each_forward_once() {
+    let root = temp_dir("rb-ranks");
+    for (w, slow) in [("r0", 0u64), ("r1", 5)] {
+        let mut r = fast(
+            Recorder::with_writer(&root, "ranks", w)
+                .unwrap()
+                .summarising(["loss"]),
+        );
+        for n in 0..4u64 {
+            let mut f = fact("fc", "Linear", 0, 10 + slow, "local");
+            if w == "r1" && n == 2 {
+                f.error = Some("nan".into());
+            }
+            let rec = ForwardRecord {
+                forward: n,
+                facts: vec![f, Fact::loss(n as f64)],
+                ..Default::default()
+            };
+            r.record(&rec).unwrap();
+        }
+    }
+    let s = open(&root);
+    let row = &readback::runs(&s).unwrap().rows[0];
+    assert_eq!(
+        (row.writers, row.forwards, row.broke, row.took_us),
+        (2, 4, 1, 4 * 15),
+        "(writers, forwards, broke, took_us): each forward once, at its longest"
+    );
+    let order: Vec<(u64, String)> = readback::forwards(&s, "ranks")
+        .unwrap()
+        .rows
+        .iter()
+        .map(|r| (r.forward, r.writer.to_string()))
+        .collect();
+    let want: Vec<(u64, String)> = (0..4)
+        .flat_map(|n| [(n, "r0".to_string()), (n, "r1".to_string())])
+        .collect();
+    assert_eq!(order, want, "forwards in (forward, writer) order");
+    assert_eq!(
+        readback::curve(&s, "ranks", "loss.value")
+            .unwrap()
+            .rows
+            .len(),
+        8
+    );
+    let nodes = readback::nodes(&s, "ranks", Some(2)).unwrap().rows;
+    assert_eq!(nodes[0].ran, 2, "last 2 = forward 3 of both writers");
+    let skip = serde_json::to_value(readback::Skip {
+        run: "r".into(),
+        writer: Some("w".into()),
+        forward: Some(3),
+        line: None,
+        reason: "gone".into(),
+    })
+    .unwrap();
+    assert_eq!(
+        skip,
+        json!({"run": "r", "writer": "w", "forward": 3, "reason": "gone"})
+    );
+}
