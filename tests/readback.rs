@@ -477,6 +477,31 @@ fn gantt_aligns_the_other_machine_under_its_call() {
         gantt::gantt(&s, "two", 99),
         Err(ReadbackError::NoSuchForward { forward: 99, .. })
     ));
+    // A call sent after its slice, and a second call to w1 with its own slice.
+    let mut facts = two_machine_facts(0);
+    facts.swap(1, 3); // embed, mlp, attn, block(call): the slice came first
+    let mut call2 = fact("block2", "Remote", 2000, 300, "local");
+    call2.extra.insert("calls".into(), json!("w1"));
+    facts.push(call2);
+    facts.push(fact("ffn", "Linear", 7000, 100, "w1"));
+    facts.push(fact("ffn2", "Linear", 7040, 10, "w1"));
+    let at = gantt::starts(&facts);
+    let got: Vec<(&str, i64)> = facts.iter().map(|f| f.node.as_str()).zip(at).collect();
+    assert_eq!(
+        got,
+        [
+            ("embed", 0),
+            ("mlp", 150),
+            ("attn", 100),
+            ("block", 100),
+            ("head", 600),
+            ("loss", 650),
+            ("block2", 2000),
+            ("ffn", 2000),
+            ("ffn2", 2040),
+        ],
+        "(node, start µs on the caller's timeline)"
+    );
 }
 
 #[test]

@@ -2,7 +2,8 @@
 //!
 //! Every fact is a bar from its `began_us` for its `took_us`, so facts that ran at the same
 //! time overlap. A slice that ran on another machine (the facts of machine M that arrived
-//! after a call to M, up to the next call to M; see `readback::fleet`) counts from its own
+//! after a call to M, up to the next call to M — or before the first call to M, for a sender
+//! that sends a call's fact when its round trip ends; see `readback::fleet`) counts from its own
 //! start — the earliest `began_us` among its facts, on M's clock — and is shifted to the
 //! `began_us` of the call it arrived under, on the caller's clock: two wall clocks are never
 //! compared. Facts of a machine nobody called are drawn where their `began_us` puts them.
@@ -28,17 +29,30 @@ pub fn gantt<F: StoreFs>(store: &Store<F>, run: &str, forward: u64) -> Result<Fi
 
 /// Where each fact starts on the caller's timeline, µs from the forward's start.
 pub fn starts(facts: &[Fact]) -> Vec<i64> {
-    // Which call (by index) each fact arrived under, if its machine was called.
-    let mut open: HashMap<&str, usize> = HashMap::new();
-    let mut under: Vec<Option<usize>> = Vec::with_capacity(facts.len());
+    // Which call (by index) each fact arrived under, if its machine was called: the last
+    // call to its machine before it, or, for facts sent ahead of their call, the first after.
+    let mut calls: HashMap<&str, Vec<usize>> = HashMap::new();
     for (i, f) in facts.iter().enumerate() {
         if let Some(to) = call_target(f) {
-            open.insert(to, i);
-            under.push(None);
-        } else {
-            under.push(open.get(f.where_.as_str()).copied());
+            calls.entry(to).or_default().push(i);
         }
     }
+    let under: Vec<Option<usize>> = facts
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            if call_target(f).is_some() {
+                return None;
+            }
+            let mine = calls.get(f.where_.as_str())?;
+            let after = mine.partition_point(|&c| c < i);
+            after
+                .checked_sub(1)
+                .or(Some(0))
+                .and_then(|k| mine.get(k))
+                .copied()
+        })
+        .collect();
     // Each slice's own start: its earliest fact.
     let mut own: HashMap<usize, i64> = HashMap::new();
     for (f, u) in facts.iter().zip(&under) {
