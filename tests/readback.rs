@@ -640,6 +640,22 @@ fn last_n_touches_n_blobs_and_index_reads_touch_none() {
         index_len > 2 * (1 << 20) && bytes <= (1 << 20) + 65_536,
         "nodes(last=100) read {bytes} bytes besides blobs; the index is {index_len}"
     );
+    // One forward: a bisection of the index and one blob.
+    for n in [0, 1, 5_999, 6_000, N - 1] {
+        let (blobs, bytes) = count("facts", &|| {
+            assert_eq!(
+                readback::facts(&s, "long", n).unwrap(),
+                Some(two_machine_facts(n + 10)),
+                "facts of forward {n}"
+            );
+        });
+        assert_eq!(blobs, 1);
+        assert!(
+            bytes < 200_000,
+            "facts({n}) read {bytes} bytes of the index"
+        );
+    }
+    assert_eq!(readback::facts(&s, "long", N).unwrap(), None);
     let (blobs, _) = count("fleet(last=7)", &|| {
         readback::fleet(&s, "long", Some(7)).unwrap();
     });
@@ -777,7 +793,15 @@ fn damage_is_skipped_and_named_and_the_rest_reads() {
             "{text}"
         );
     }
-    assert!(readback::facts(&s, "bad", 4).unwrap().is_some());
+    // Found past the garbage line (bisection falls back to a scan when it meets it).
+    for n in [0, 4, 5] {
+        assert_eq!(
+            readback::facts(&s, "bad", n).unwrap(),
+            Some(two_machine_facts(n + 10)),
+            "facts of forward {n}"
+        );
+    }
+    assert_eq!(readback::facts(&s, "bad", 6).unwrap(), None);
 }
 
 #[test]

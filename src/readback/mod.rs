@@ -14,6 +14,7 @@ pub mod fleet;
 pub mod forwards;
 pub(crate) mod lines;
 pub mod live;
+mod locate;
 pub mod nodes;
 pub mod runs;
 pub mod standing;
