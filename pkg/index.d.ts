@@ -239,6 +239,31 @@ export class Store {
   scan(options: { run: string; last?: number; from?: number; to?: number; limit?: number }): Promise<{ rows: IndexRow[]; bad: string[] }>;
   /** One forward (from one writer: the first that has it unless given). */
   fetch(options: { run: string; forward: number; writer?: string }): Promise<Fetched>;
+  /** Every run, newest last. One scan of the indexes. */
+  runs(): Promise<Answer<RunRow[]>>;
+  /** Every forward of a run in order; summarised fields as `<kind>.<field>` (text). One scan. */
+  forwards(options: { run: string }): Promise<Answer<ForwardRow[]>>;
+  /** One number per forward, `[forward, value]`: a scan when `of` is summarised, else a fetch per forward. */
+  curve(options: { run: string; of?: string }): Promise<Answer<[number, number][]>>;
+  /** Whether `curve` would scan the index or fetch every blob. */
+  curveCosts(options: { run: string; of?: string }): Promise<"scan" | "fetch">;
+  /** The facts of one forward in arrival order, or null for no such forward. */
+  facts(options: { run: string; forward: number }): Promise<Fact[] | null>;
+  /** Per node and where: how often it ran, its time, read-backs. A fetch per forward (`last` limits it). */
+  nodes(options: { run: string; last?: number }): Promise<Answer<NodeRow[]>>;
+  /** Per machine: the inverse of nodes with its newest reading and waiting_us. */
+  fleet(options: { run: string; last?: number }): Promise<Answer<FleetRow[]>>;
+  /** Every machine's newest reading, keyed by machine, with quiet_s measured writer against writer. */
+  standing(): Promise<Record<string, StandingRow>>;
+  /** A figure as Plotly figure JSON, with what was skipped to draw it. */
+  figure(options: {
+    kind: "progress" | "spent" | "gantt" | "machines";
+    run: string;
+    smooth?: number;
+    of?: string;
+    last?: number;
+    forward?: number;
+  }): Promise<Figure>;
   /** What the store's source has read so far. */
   stats(): Promise<{ reads: number; bytes: number }>;
   /** See files written since (a directory handle being written); other sources read afresh anyway. */
@@ -254,3 +279,81 @@ export function openStore(source: StoreSource, options?: OpenOptions): Promise<S
 export function folderSource(root: string): FilesSource & { counts: { reads: number; bytes: number } };
 /** Node only: a snapshot file kept open and read by ranges; close() closes it. */
 export function snapshotFile(path: string): SnapshotSource & { counts: { reads: number; bytes: number }; close(): void };
+
+/** Something a record function could not read and left out, naming where. */
+export interface Skip {
+  run: string;
+  writer?: string | null;
+  forward?: number | null;
+  line?: number | null;
+  reason: string;
+}
+/** An answer and what was skipped to give it. */
+export interface Answer<T> {
+  rows: T;
+  skipped: Skip[];
+}
+export interface RunRow {
+  run: string;
+  writers: number;
+  forwards: number;
+  broke: number;
+  first_written_us: number | null;
+  last_written_us: number | null;
+  took_us: number;
+  mean_took_us: number;
+  ended_ok: boolean | null;
+}
+export interface ForwardRow {
+  forward: number;
+  writer: string;
+  written_us: number;
+  took_us: number;
+  broke: boolean;
+  error?: string;
+  [field: string]: string | number | boolean | undefined;
+}
+export interface NodeRow {
+  node: string;
+  kind: string;
+  where: string;
+  ran: number;
+  read_back: number;
+  failed: number;
+  total_us: number;
+  mean_us: number;
+}
+export interface FleetRow {
+  machine: string;
+  nodes: string[];
+  ran: number;
+  read_back: number;
+  working_us: number;
+  calls: number;
+  round_trip_us: number | null;
+  waiting_us: number | null;
+  busy: number | null;
+  memory: number | null;
+  cores: number | null;
+  up_us: number | null;
+  served: number | null;
+  reading_written_us: number | null;
+}
+export interface StandingRow {
+  machine: string;
+  run: string;
+  writer: string;
+  written_us: number;
+  busy: number | null;
+  memory: number | null;
+  cores: number | null;
+  up_us: number | null;
+  served: number | null;
+  quiet_s: number;
+}
+/** A Plotly figure (`Plotly.react(div, figure.data, figure.layout)`), with the skips behind it. */
+export interface Figure {
+  data: object[];
+  layout: object;
+  skipped: Skip[];
+}

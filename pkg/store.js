@@ -38,6 +38,43 @@ export class Store {
     return this.call("fetch", options);
   }
 
+  /** Every run, newest last: runs() -> {rows: [{run, writers, forwards, broke, first_written_us, last_written_us, took_us, …}], skipped}. One scan. */
+  runs() {
+    return this.call("runs");
+  }
+  /** Every forward of a run in order, summarised fields as `<kind>.<field>`: forwards({run}) -> {rows, skipped}. One scan. */
+  forwards(options) {
+    return this.call("forwards", options);
+  }
+  /** One number per forward: curve({run, of = "loss.value"}) -> {rows: [[forward, value]], skipped}. */
+  curve(options) {
+    return this.call("curve", options);
+  }
+  /** Whether curve would scan the index or fetch every blob: curveCosts({run, of}) -> "scan" | "fetch". */
+  curveCosts(options) {
+    return this.call("curveCosts", options);
+  }
+  /** The facts of one forward in arrival order, or null for no such forward: facts({run, forward}). */
+  facts(options) {
+    return this.call("facts", options);
+  }
+  /** Per node (and where): runs, time, read-backs: nodes({run, last?}) -> {rows, skipped}. A fetch per forward. */
+  nodes(options) {
+    return this.call("nodes", options);
+  }
+  /** Per machine, the inverse of nodes, with its newest reading: fleet({run, last?}) -> {rows, skipped}. */
+  fleet(options) {
+    return this.call("fleet", options);
+  }
+  /** Every machine's newest reading and quiet_s, writer against writer: standing() -> {machine: row}. */
+  standing() {
+    return this.call("standing");
+  }
+  /** A figure as Plotly JSON: figure({kind: "progress"|"spent"|"gantt"|"machines", run, smooth?, of?, last?, forward?}) -> {data, layout, skipped}. */
+  figure(options) {
+    return this.call("figure", options);
+  }
+
   /** What this store's source has read so far: {reads, bytes}. */
   stats() {
     return this.#backend.stats();

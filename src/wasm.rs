@@ -752,7 +752,22 @@ fn call_opts<T: DeserializeOwned>(name: &str, options: JsValue) -> Result<T, JsE
 }
 
 /// The names `store_call` answers, for the message about an unknown one.
-const STORE_CALLS: &[&str] = &["format", "listRuns", "writers", "scan", "fetch"];
+const STORE_CALLS: &[&str] = &[
+    "format",
+    "listRuns",
+    "writers",
+    "scan",
+    "fetch",
+    "runs",
+    "forwards",
+    "curve",
+    "curveCosts",
+    "facts",
+    "nodes",
+    "fleet",
+    "standing",
+    "figure",
+];
 
 /// One call on an open store: `name` is the JS method, `options` its options object.
 ///
@@ -778,6 +793,10 @@ fn store_call<F: StoreFs>(
         }
         "scan" => scan_js(store, call_opts(name, options)?),
         "fetch" => fetch_js(store, call_opts(name, options)?),
+        "runs" | "forwards" | "curve" | "curveCosts" | "facts" | "nodes" | "fleet" | "standing" => {
+            readback_call(store, name, options)
+        }
+        "figure" => figure_call(store, call_opts(name, options)?),
         _ => Err(JsError::new(&format!(
             "no store function {name:?}; there are {}",
             STORE_CALLS.join(", ")
@@ -847,4 +866,112 @@ fn fetch_js<F: StoreFs>(store: &Store<F>, o: FetchOpts) -> Result<JsValue, JsErr
         stats: blob.stats().map_err(js_err)?,
         tensors: blob.tensor_keys(),
     })
+}
+
+// ---- reading a record back: the seed's somatize.record over an open store ----
+
+/// Options of the record functions: the run, and what each one takes.
+#[derive(serde::Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RecordOpts {
+    run: Option<String>,
+    of: Option<String>,
+    forward: Option<u64>,
+    last: Option<usize>,
+}
+
+impl RecordOpts {
+    /// The run, which every function but `runs` and `standing` needs.
+    fn run(&self, name: &str) -> Result<&str, JsError> {
+        self.run
+            .as_deref()
+            .ok_or_else(|| JsError::new(&format!("{name} needs {{run}}")))
+    }
+
+    fn of(&self) -> &str {
+        self.of.as_deref().unwrap_or(crate::readback::DEFAULT_FIELD)
+    }
+}
+
+/// `runs`, `forwards`, `curve`, `curveCosts`, `facts`, `nodes`, `fleet`, `standing`: the
+/// answers as Rust gives them (`{rows, skipped}` where something can be skipped).
+fn readback_call<F: StoreFs>(
+    store: &Store<F>,
+    name: &str,
+    options: JsValue,
+) -> Result<JsValue, JsError> {
+    use crate::readback as rb;
+    let o: RecordOpts = call_opts(name, options)?;
+    match name {
+        "runs" => to_js(&rb::runs(store).map_err(js_err)?),
+        "forwards" => to_js(&rb::forwards(store, o.run(name)?).map_err(js_err)?),
+        "curve" => to_js(&rb::curve(store, o.run(name)?, o.of()).map_err(js_err)?),
+        "curveCosts" => to_js(&rb::curve_costs(store, o.run(name)?, o.of()).map_err(js_err)?),
+        "facts" => {
+            let forward = o
+                .forward
+                .ok_or_else(|| JsError::new("facts needs {run, forward}"))?;
+            to_js(&rb::facts(store, o.run(name)?, forward).map_err(js_err)?)
+        }
+        "nodes" => to_js(&rb::nodes(store, o.run(name)?, o.last).map_err(js_err)?),
+        "fleet" => to_js(&rb::fleet(store, o.run(name)?, o.last).map_err(js_err)?),
+        _ => to_js(&rb::standing(store).map_err(js_err)?),
+    }
+}
+
+/// Options of `figure`: which figure, of which run, and what that figure takes.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FigureOpts {
+    kind: String,
+    run: String,
+    of: Option<String>,
+    smooth: Option<usize>,
+    last: Option<usize>,
+    forward: Option<u64>,
+}
+
+/// A figure with what was skipped to draw it: Plotly's `{data, layout}` plus `skipped`.
+#[derive(Serialize)]
+struct FigureJs<'a> {
+    data: &'a [serde_json::Value],
+    layout: &'a serde_json::Value,
+    skipped: &'a [crate::readback::Skip],
+}
+
+fn figure_js(answer: crate::readback::Answer<crate::figures::Figure>) -> Result<JsValue, JsError> {
+    let f = &answer.rows;
+    to_js(&FigureJs {
+        data: &f.data,
+        layout: &f.layout,
+        skipped: &answer.skipped,
+    })
+}
+
+/// `figure({kind, run, …})`: progress, spent, gantt or machines as Plotly figure JSON.
+fn figure_call<F: StoreFs>(store: &Store<F>, o: FigureOpts) -> Result<JsValue, JsError> {
+    use crate::figures;
+    let run = o.run.as_str();
+    match o.kind.as_str() {
+        "progress" => {
+            let mut live = crate::readback::LiveOptions {
+                smooth: o.smooth.unwrap_or(0),
+                ..Default::default()
+            };
+            if let Some(of) = o.of {
+                live.of = of;
+            }
+            figure_js(figures::progress::progress(store, run, live).map_err(js_err)?)
+        }
+        "spent" => figure_js(figures::spent::spent(store, run, o.last).map_err(js_err)?),
+        "machines" => figure_js(figures::machines::machines(store, run, o.last).map_err(js_err)?),
+        "gantt" => {
+            let figure =
+                figures::gantt::gantt(store, run, o.forward.unwrap_or(0)).map_err(js_err)?;
+            figure_js(crate::readback::Answer::new(figure))
+        }
+        other => Err(JsError::new(&format!(
+            "no figure {other:?}; there are progress, spent, gantt, machines"
+        ))),
+    }
 }

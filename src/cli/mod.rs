@@ -3,8 +3,8 @@
 mod about;
 mod export;
 mod figure;
-mod read;
 mod observe;
+mod read;
 mod record;
 mod serve;
 mod spec_id;

@@ -10,6 +10,7 @@ import { join, relative } from "node:path";
 import { openStore } from "somatize";
 import { serve, launch, openPage } from "./harness.mjs";
 import { makeStores, answers, indexRows, fixtures, root } from "../node/store-fixture.mjs";
+import { recordAnswers } from "../node/store-answers.mjs";
 
 let server, origin, served, browser, s, want;
 
@@ -42,6 +43,21 @@ function answersIn(page, source) {
     return out;
   }, source);
 }
+
+test("every record function and figure answers in Chromium exactly as in Node", async () => {
+  const node = await recordAnswers(await openStore(s.store), "mlp");
+  const { page, seen } = await testPage();
+  const got = await page.evaluate(async (url) => {
+    const store = await somatize.openStore(url);
+    const out = await recordAnswers(store, "mlp");
+    await store.close();
+    return out;
+  }, s.url("store/"));
+  assert.deepEqual(got, node);
+  assert.ok(node.forwards.rows.length > 0 && node.progress.data.length > 0);
+  assert.deepEqual(seen.errors, []);
+  await page.close();
+});
 
 test("a store served as plain files reads through its listing, as in Node", async () => {
   const { page, seen } = await testPage();
