@@ -144,12 +144,41 @@ pub fn measure(node: &NodeTensors) -> Result<Metrics, MeasureError> {
         let s = activation(act, node.kind, node.next_weight, &mut out)?;
         (nan, nonfinite, any) = (nan + s.0, nonfinite + s.1, true);
     }
+    ranks(node, &mut out);
     if any {
         put(&mut out, m::NAN, Some(nan as f64));
         put(&mut out, m::INF, Some((nonfinite - nan) as f64));
         put(&mut out, m::NONFINITE, Some(nonfinite as f64));
     }
     Ok(out)
+}
+
+/// The singular-value metrics of the node's weight update, weight gradient and output
+/// (see [`super::rank`]): the weight is the first parameter of two or more axes, read as
+/// (out × rest); the output as (samples × rest). Matrices over the rank caps, or with a
+/// non-finite entry, are left unmeasured.
+fn ranks(node: &NodeTensors, out: &mut Metrics) {
+    use super::rank::{as_matrix, rank_of, rank_of_tensor, RankOf};
+    let weight = node.params.iter().position(|p| p.shape.len() >= 2);
+    if let (Some(i), Some(q)) = (weight, weight.and_then(|i| node.previous.get(i))) {
+        let p = node.params[i];
+        if p.len() == q.len() && as_matrix(&p.shape).is_some() {
+            let update: Vec<f64> = p
+                .data
+                .to_f64()
+                .iter()
+                .zip(q.data.to_f64())
+                .map(|(a, b)| a - b)
+                .collect();
+            out.extend(rank_of(RankOf::Update, &update, &p.shape));
+        }
+    }
+    if let Some(g) = node.grads.iter().find(|g| g.shape.len() >= 2) {
+        out.extend(rank_of_tensor(RankOf::Grad, g));
+    }
+    if let Some(a) = node.activation {
+        out.extend(rank_of_tensor(RankOf::Feature, a));
+    }
 }
 
 /// The loss node's metrics: the loss value (the mean when it is not a scalar; NaN when any
