@@ -6,6 +6,8 @@ pub mod demo;
 pub mod figures;
 pub mod generate;
 pub mod health;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod import;
 pub mod linalg;
 pub mod ops;
 #[cfg(not(target_arch = "wasm32"))]

@@ -1,7 +1,10 @@
 //! The native command line: argument parsing and dispatch to one module per command.
 
 mod about;
+mod demo;
+mod diagnose;
 mod export;
+mod import;
 mod record;
 mod spec_id;
 mod stats;
@@ -32,6 +35,16 @@ enum Command {
     Export(export::Args),
     /// Print every tensor's key, shape, dtype and statistics from a .npy/.npz/.pt/.safetensors file.
     Stats(stats::Args),
+    /// Judge a stored run: what is wrong where, with advice (exit 0 unless --fail-on matches).
+    Diagnose(diagnose::DiagnoseArgs),
+    /// The numbers a verdict on a stored run is taken over: the latest of each metric per node.
+    Seen(diagnose::SeenArgs),
+    /// A health figure of a stored run as Plotly JSON: profile, flags or overlaid.
+    HealthFigure(diagnose::FigureArgs),
+    /// Turn per-step NPZ dumps (step_<n>.npz, graph.json) into a run of a store.
+    Import(import::Args),
+    /// Train the built-in demo networks into a store and diagnose them.
+    Demo(demo::Args),
 }
 
 /// Parse the process arguments, run the command, and turn an error into exit status 2.
@@ -44,6 +57,11 @@ pub fn main() -> ExitCode {
         Command::Record(args) => record::run(args),
         Command::Export(args) => export::run(args),
         Command::Stats(args) => stats::run(args),
+        Command::Diagnose(args) => diagnose::diagnose(args),
+        Command::Seen(args) => diagnose::seen(args),
+        Command::HealthFigure(args) => diagnose::figure(args),
+        Command::Import(args) => import::run(args),
+        Command::Demo(args) => demo::run(args),
     };
     match result {
         Ok(code) => code,

@@ -30,6 +30,10 @@ pub const SATURATED_UNIT_SHARE: f64 = 0.99;
 /// A live unit is ignored when its contribution utility is at most this share of the layer's
 /// mean utility (ours: continual backprop publishes no absolute cut).
 pub const IGNORED_UTILITY: f64 = 0.01;
+/// The update of a weight is given a rank only when ‖ΔW‖ exceeds this share of ‖W‖: below
+/// it (about a hundred float32 roundings) the update is rounding noise with no direction, and
+/// NARROWING reads the gradient's rank instead.
+pub const UPDATE_RANK_RESOLUTION: f64 = 1e-5;
 /// The most entries a CKA intermediate matrix may have (32 MiB of f64).
 pub const CKA_MAX_ENTRIES: usize = 1 << 22;
 
@@ -163,14 +167,19 @@ fn ranks(node: &NodeTensors, out: &mut Metrics) {
     if let (Some(i), Some(q)) = (weight, weight.and_then(|i| node.previous.get(i))) {
         let p = node.params[i];
         if p.len() == q.len() && as_matrix(&p.shape).is_some() {
+            let before = q.data.to_f64();
             let update: Vec<f64> = p
                 .data
                 .to_f64()
                 .iter()
-                .zip(q.data.to_f64())
+                .zip(&before)
                 .map(|(a, b)| a - b)
                 .collect();
-            out.extend(rank_of(RankOf::Update, &update, &p.shape));
+            let norm = |v: &[f64]| v.iter().map(|x| x * x).sum::<f64>().sqrt();
+            // An update within rounding of the weights has no direction worth a rank.
+            if norm(&update) > UPDATE_RANK_RESOLUTION * norm(&before) {
+                out.extend(rank_of(RankOf::Update, &update, &p.shape));
+            }
         }
     }
     if let Some(g) = node.grads.iter().find(|g| g.shape.len() >= 2) {
