@@ -186,7 +186,9 @@ pub const CONDITIONS: &[Condition] = &[
         description: "tanh MLP with init gain 200: most units sit at ±1 on every sample, where \
                       the derivative is nothing",
         raises: &["SATURATED"],
-        may_also: &["STALLED", "VANISHING", "MISSING_NORMALISATION"],
+        // A saturated unit passes no gradient, so the gradient of the layer after it spans
+        // only the few units still live: NARROWING.
+        may_also: &["STALLED", "VANISHING", "MISSING_NORMALISATION", "NARROWING"],
         layers: HOT_TANH,
         lr: 0.1,
         weight_decay: 0.0,
