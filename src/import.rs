@@ -165,12 +165,13 @@ pub fn import(
     let mut forwards = 0;
     for (n, path) in &files {
         let step = read_step(path)?;
-        let rec = step_record(*n, &graph, &step, previous.as_ref(), keep_tensors).map_err(
-            |error| ImportError::Measure {
-                path: path.display().to_string(),
-                error,
-            },
-        )?;
+        let rec =
+            step_record(*n, &graph, &step, previous.as_ref(), keep_tensors).map_err(|error| {
+                ImportError::Measure {
+                    path: path.display().to_string(),
+                    error,
+                }
+            })?;
         recorder.record(&rec).map_err(ImportError::Store)?;
         forwards += 1;
         on_step(*n);

@@ -64,13 +64,20 @@ fn diagnose_seen_and_figures_over_an_imported_run() {
     assert_eq!(code, 0);
     let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
     assert_eq!(v["0"]["kind"], "Conv2d");
-    assert!(v["0"]["grad_norm"].as_f64().is_some_and(|g| g > 0.0), "{}", v["0"]);
+    assert!(
+        v["0"]["grad_norm"].as_f64().is_some_and(|g| g > 0.0),
+        "{}",
+        v["0"]
+    );
     assert!(v["loss"]["loss"].as_f64().is_some());
     for kind in ["profile", "flags", "overlaid"] {
         let (code, out, err) = somatize(&["health-figure", kind, &store, "--run", "cnn"]);
         assert_eq!(code, 0, "{kind}: {err}");
         let v: serde_json::Value = serde_json::from_str(&out).expect("figure JSON");
-        assert!(v["data"].as_array().is_some_and(|d| !d.is_empty()), "{kind}");
+        assert!(
+            v["data"].as_array().is_some_and(|d| !d.is_empty()),
+            "{kind}"
+        );
     }
 }
 

@@ -57,7 +57,11 @@ fn check_runs(store: &Path) {
             );
         }
         if c.name == "healthy" {
-            assert!(d.verdict.is_empty(), "healthy raised {:?}", d.verdict.to_names());
+            assert!(
+                d.verdict.is_empty(),
+                "healthy raised {:?}",
+                d.verdict.to_names()
+            );
         }
     }
 }
@@ -67,11 +71,18 @@ fn the_demo_command_records_runs_that_raise_their_flags() {
     let store = temp_dir("demo-command").join("demo");
     let (out, err) = demo(&store, &["--every", "100"]);
     for c in somatize::demo::conditions() {
-        assert!(err.contains(c.name), "no progress line for {}: {err}", c.name);
+        assert!(
+            err.contains(c.name),
+            "no progress line for {}: {err}",
+            c.name
+        );
         assert!(out.contains(c.description), "no diagnosis of {}", c.name);
     }
     assert!(out.contains("somatize diagnose"), "{out}");
-    assert!(out.contains("VANISHING") && out.contains("what to do"), "{out}");
+    assert!(
+        out.contains("VANISHING") && out.contains("what to do"),
+        "{out}"
+    );
     check_runs(&store);
     // A second demo into the same store is refused, not mixed into the first.
     let again = Command::new(env!("CARGO_BIN_EXE_somatize"))

@@ -144,7 +144,9 @@ fn train(r: Recipe) -> Vec<Step> {
         for row in gw2.chunks_mut(h) {
             row[..r.pruned].iter_mut().for_each(|g| *g = 0.0);
         }
-        let gb2: Vec<f32> = (0..o).map(|j| (0..n).map(|s| dy[s * o + j]).sum()).collect();
+        let gb2: Vec<f32> = (0..o)
+            .map(|j| (0..n).map(|s| dy[s * o + j]).sum())
+            .collect();
         let mut dz1 = vec![0.0f32; n * h];
         for s in 0..n {
             for j in 0..h {
@@ -156,7 +158,9 @@ fn train(r: Recipe) -> Vec<Step> {
             }
         }
         let gw1 = t_matmul(&dz1, &x, n, h, i);
-        let gb1: Vec<f32> = (0..h).map(|j| (0..n).map(|s| dz1[s * h + j]).sum()).collect();
+        let gb1: Vec<f32> = (0..h)
+            .map(|j| (0..n).map(|s| dz1[s * h + j]).sum())
+            .collect();
         steps.push(Step::from([
             tensor("param.fc1.weight", w1.clone(), &[h, i]),
             tensor("param.fc1.bias", b1.clone(), &[h]),
@@ -268,7 +272,12 @@ fn seen_history_where_and_alerts_read_the_record() {
     let names: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
     assert_eq!(names, ["fc1", "act", "fc2", "loss"], "declaration order");
     assert_eq!(nodes[1].kind, "ReLU");
-    for metric in ["grad_norm", "update_ratio", "param_mean_abs", "feature_erank"] {
+    for metric in [
+        "grad_norm",
+        "update_ratio",
+        "param_mean_abs",
+        "feature_erank",
+    ] {
         assert!(nodes[0].get(metric).is_some(), "fc1 has no {metric}");
     }
     // The first forward has no step before it, so no update: history starts at forward 1.
@@ -291,7 +300,11 @@ fn seen_history_where_and_alerts_read_the_record() {
         .find(|a| a.node == "fc1" && a.flag == "STALLED")
         .expect("a STALLED alert at fc1");
     assert_eq!(stalled.first_forward, 1, "the first forward with an update");
-    assert!(stalled.advice.contains("learning rate"), "{}", stalled.advice);
+    assert!(
+        stalled.advice.contains("learning rate"),
+        "{}",
+        stalled.advice
+    );
 }
 
 /// Each row: what is wrong, the recipe, and the node and flag the recorded run must show.
@@ -527,11 +540,62 @@ fn example_cnn_imported_raises_none_of_the_basic_flags() {
     let nodes = seen(&s, "cnn", None).unwrap();
     let first = &nodes[0];
     assert_eq!((first.name.as_str(), first.kind.as_str()), ("0", "Conv2d"));
-    for metric in ["grad_norm", "update_ratio", "act_var", "update_erank", "feature_erank"] {
+    for metric in [
+        "grad_norm",
+        "update_ratio",
+        "act_var",
+        "update_erank",
+        "feature_erank",
+    ] {
         assert!(first.get(metric).is_some(), "node 0 has no {metric}");
     }
     let items: Vec<_> = s.scan("cnn").unwrap().map(Result::unwrap).collect();
-    assert!(items
-        .iter()
-        .all(|i| i.entry.field("loss.value").and_then(|f| f.as_f64()).is_some()));
+    assert!(items.iter().all(|i| i
+        .entry
+        .field("loss.value")
+        .and_then(|f| f.as_f64())
+        .is_some()));
+}
+
+#[test]
+fn the_companion_measures_frames_that_carry_tensors() {
+    let numpy = std::process::Command::new("python3")
+        .args(["-c", "import numpy"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !numpy {
+        eprintln!("skipped: python3 with numpy is not available");
+        return;
+    }
+    let root = temp_dir("health-companion");
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/train_numpy.py");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_somatize"))
+        .args(["record", "--store"])
+        .arg(&root)
+        .args(["--run", "mlp", "--every", "1", "--", "python3", example])
+        .args(["--steps", "4"])
+        .output()
+        .expect("run somatize record");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = store(&root);
+    let h = read(&s, "mlp", None).unwrap();
+    let graph = h.graph.as_ref().expect("the companion wrote graph.json");
+    assert_eq!(graph.kind_of("relu"), Some("ReLU"));
+    let nodes = h.seen();
+    let names: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
+    assert_eq!(names, ["fc1", "relu", "fc2", "loss"]);
+    for metric in ["grad_norm", "update_ratio", "param_norm", "act_var"] {
+        assert!(nodes[0].get(metric).is_some(), "fc1 has no {metric}");
+    }
+    assert!(nodes[1].get("dead_units").is_some());
+    // Every forward after the first carries the update it applied.
+    let ratios = h.history("fc1", "update_ratio");
+    assert_eq!(
+        ratios.iter().map(|(f, _)| *f).collect::<Vec<_>>(),
+        [1, 2, 3]
+    );
 }

@@ -103,8 +103,7 @@ fn fail_on(names: &[String]) -> Result<Vec<FlagKind>, String> {
         .iter()
         .filter(|n| !n.trim().is_empty())
         .map(|n| {
-            FlagKind::parse(n.trim())
-                .ok_or_else(|| crate::health::json::unknown_flag(n.trim()))
+            FlagKind::parse(n.trim()).ok_or_else(|| crate::health::json::unknown_flag(n.trim()))
         })
         .collect()
 }
@@ -154,9 +153,22 @@ pub fn print_diagnosis(h: &RunHealth, d: &Diagnosis, from: Option<&Path>) {
         println!("  no flag raised: no measured number crossed a bound (`somatize seen` says what was measured)");
         return;
     }
-    let nw = alerts.iter().map(|a| a.node.len()).max().unwrap_or(4).max(4);
-    let fw = alerts.iter().map(|a| a.flag.len()).max().unwrap_or(4).max(4);
-    println!("  {:<nw$}  {:<fw$}  {:>5}  what to do", "node", "flag", "since");
+    let nw = alerts
+        .iter()
+        .map(|a| a.node.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let fw = alerts
+        .iter()
+        .map(|a| a.flag.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    println!(
+        "  {:<nw$}  {:<fw$}  {:>5}  what to do",
+        "node", "flag", "since"
+    );
     for a in alerts {
         println!(
             "  {:<nw$}  {:<fw$}  {:>5}  {}",
@@ -174,7 +186,10 @@ pub fn seen(args: SeenArgs) -> Result<ExitCode, String> {
             let mut row = Map::new();
             row.insert("kind".into(), Value::from(n.kind.clone()));
             for (k, v) in &n.metrics {
-                row.insert(k.clone(), serde_json::Number::from_f64(*v).map_or(Value::Null, Value::Number));
+                row.insert(
+                    k.clone(),
+                    serde_json::Number::from_f64(*v).map_or(Value::Null, Value::Number),
+                );
             }
             out.insert(n.name.clone(), Value::Object(row));
         }

@@ -62,7 +62,11 @@ pub fn overlaid(
         }
         hx.push(x0 + WIDTH / 2.0);
         hy.push(0.5);
-        let said = if flagged { flags.join(", ") } else { "no flag".into() };
+        let said = if flagged {
+            flags.join(", ")
+        } else {
+            "no flag".into()
+        };
         hover.push(format!("{name} ({kind})<br>runs on {place}<br>{said}"));
     }
     let mut fig = Figure::new("The graph, with what is wrong where")

@@ -49,7 +49,10 @@ pub fn profile(seen: &[NodeSeen], v: &Verdict, of: &str) -> Figure {
         } else {
             flags.join(", ")
         };
-        hover.push(format!("{}{kind}<br>{of} = {value:.4e}<br>{said}", node.name));
+        hover.push(format!(
+            "{}{kind}<br>{of} = {value:.4e}<br>{said}",
+            node.name
+        ));
     }
     let values: Vec<f64> = y.iter().filter_map(|v| v.as_f64()).collect();
     let (lo, hi) = values

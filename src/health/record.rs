@@ -120,7 +120,11 @@ pub fn to_stats(seen: &[NodeSeen]) -> NodeStats {
     seen.iter()
         .filter(|n| !n.metrics.is_empty())
         .map(|n| {
-            let row = n.metrics.iter().map(|(k, v)| (k.clone(), Num(*v))).collect();
+            let row = n
+                .metrics
+                .iter()
+                .map(|(k, v)| (k.clone(), Num(*v)))
+                .collect();
             (n.name.clone(), row)
         })
         .collect()

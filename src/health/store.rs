@@ -115,7 +115,11 @@ fn nodes_of(stats: NodeStats, facts: &[Fact], graph: Option<&Graph>) -> Vec<Node
     let mut out = Vec::new();
     for name in order {
         if let Some(row) = stats.remove(&name) {
-            out.push(node(name.clone(), kinds.remove(&name).unwrap_or_default(), row));
+            out.push(node(
+                name.clone(),
+                kinds.remove(&name).unwrap_or_default(),
+                row,
+            ));
         }
     }
     for (name, row) in stats {
@@ -126,11 +130,7 @@ fn nodes_of(stats: NodeStats, facts: &[Fact], graph: Option<&Graph>) -> Vec<Node
     out
 }
 
-fn node(
-    name: String,
-    kind: String,
-    row: BTreeMap<String, crate::store::Num>,
-) -> NodeSeen {
+fn node(name: String, kind: String, row: BTreeMap<String, crate::store::Num>) -> NodeSeen {
     NodeSeen {
         name,
         kind,

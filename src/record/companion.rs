@@ -69,7 +69,31 @@ struct Conn {
 
 /// Keys whose tensors feed the health metrics.
 fn is_health_key(key: &str) -> bool {
-    key == "loss" || ["param.", "grad.", "act."].iter().any(|p| key.starts_with(p))
+    key == "loss"
+        || ["param.", "grad.", "act."]
+            .iter()
+            .any(|p| key.starts_with(p))
+}
+
+/// The `loss` node's metrics (`loss`, `nan`, `inf`) from the frame's loss fact, when the
+/// sender gave no loss statistics of its own.
+fn loss_node(frame: &Frame, stats: &mut NodeStats) {
+    use crate::store::{Field, Num};
+    let value = frame
+        .header
+        .facts
+        .iter()
+        .find(|f| f.kind == "loss")
+        .and_then(|f| f.extra.get("value"))
+        .and_then(Field::from_json)
+        .and_then(|v| v.as_f64());
+    let Some(v) = value else { return };
+    let row = stats.entry("loss".into()).or_default();
+    row.entry("loss".into()).or_insert(Num(v));
+    row.entry("nan".into())
+        .or_insert(Num(f64::from(u8::from(v.is_nan()))));
+    row.entry("inf".into())
+        .or_insert(Num(f64::from(u8::from(v.is_infinite()))));
 }
 
 /// The frame's tensors the health metrics read, decoded, by key.
@@ -103,7 +127,11 @@ impl Conn {
             last_seen: None,
             params: None,
             summarising: summarising.to_vec(),
-            name: if k == 0 { String::new() } else { format!("c{k}") },
+            name: if k == 0 {
+                String::new()
+            } else {
+                format!("c{k}")
+            },
         }
     }
 }
@@ -170,7 +198,10 @@ struct Session {
 
 impl Session {
     fn recorder_for(&mut self, k: usize) -> Result<&mut Recorder, StoreError> {
-        let conn = self.conns.entry(k).or_insert_with(|| Conn::new(k, &self.opts.summarising));
+        let conn = self
+            .conns
+            .entry(k)
+            .or_insert_with(|| Conn::new(k, &self.opts.summarising));
         if conn.recorder.is_none() {
             let r = if conn.name.is_empty() {
                 self.main.take()
@@ -196,7 +227,10 @@ impl Session {
 
     fn on_frame(&mut self, k: usize, frame: &Frame) {
         if frame.is_hello() {
-            let conn = self.conns.entry(k).or_insert_with(|| Conn::new(k, &self.opts.summarising));
+            let conn = self
+                .conns
+                .entry(k)
+                .or_insert_with(|| Conn::new(k, &self.opts.summarising));
             if let Some(w) = &frame.header.writer {
                 conn.name = w.clone();
             }
@@ -246,6 +280,7 @@ impl Session {
     /// update taken against the connection's previous forward when that one carried the
     /// parameters; and write the run's graph from the first frame whose facts name nodes.
     fn health(&mut self, k: usize, forward: u64, frame: &Frame, stats: &mut NodeStats) {
+        loss_node(frame, stats);
         let step = frame_step(frame);
         if !step.keys().any(|key| is_health_key(key)) {
             return;
@@ -278,14 +313,19 @@ impl Session {
                     }
                 }
             }
-            Err(e) => eprintln!("somatize record: forward {forward}: health metrics NOT measured: {e}"),
+            Err(e) => {
+                eprintln!("somatize record: forward {forward}: health metrics NOT measured: {e}")
+            }
         }
         let params: Step = step
             .into_iter()
             .filter(|(key, _)| key.starts_with("param."))
             .collect();
         let summarising = self.opts.summarising.clone();
-        let c = self.conns.entry(k).or_insert_with(|| Conn::new(k, &summarising));
+        let c = self
+            .conns
+            .entry(k)
+            .or_insert_with(|| Conn::new(k, &summarising));
         c.params = (!params.is_empty()).then_some((forward, params));
     }
 

@@ -24,7 +24,11 @@ pub enum DemoError {
     /// The store refused or failed a write (names the file).
     Store(StoreError),
     /// A step's tensors could not be measured (a bug in the demo: its shapes are its own).
-    Measure { run: String, step: u64, error: MeasureError },
+    Measure {
+        run: String,
+        step: u64,
+        error: MeasureError,
+    },
 }
 
 impl fmt::Display for DemoError {
