@@ -29,7 +29,7 @@ pub fn linear_cka(x: &TypedTensor, y: &TypedTensor) -> Result<Option<f64>, Measu
         });
     }
     let widest = if nx < px.max(py) { nx } else { px.max(py) };
-    let entries = widest.checked_mul(widest).unwrap_or(usize::MAX);
+    let entries = widest.saturating_mul(widest);
     if entries > CKA_MAX_ENTRIES {
         return Err(MeasureError::TooLarge {
             x_key: x.provenance.key.clone(),
