@@ -70,6 +70,14 @@ fn diagnose_seen_and_figures_over_an_imported_run() {
         v["0"]
     );
     assert!(v["loss"]["loss"].as_f64().is_some());
+    // A snapshot zip reads the same, graph included.
+    let snap = format!("{store}.zip");
+    let (code, _, err) = somatize(&["export", &store, "--run", "cnn", "-o", &snap]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = somatize(&["seen", &snap, "--run", "cnn", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let z: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(z, v, "the snapshot reads as the folder");
     for kind in ["profile", "flags", "overlaid"] {
         let (code, out, err) = somatize(&["health-figure", kind, &store, "--run", "cnn"]);
         assert_eq!(code, 0, "{kind}: {err}");
@@ -79,6 +87,14 @@ fn diagnose_seen_and_figures_over_an_imported_run() {
             "{kind}"
         );
     }
+    let (_, out, _) = somatize(&["health-figure", "overlaid", &snap, "--run", "cnn"]);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("figure JSON");
+    let boxes = v["layout"]["shapes"].as_array().unwrap();
+    assert_eq!(
+        boxes.iter().filter(|s| s["type"] == "rect").count(),
+        9,
+        "one box per graph node"
+    );
 }
 
 #[test]

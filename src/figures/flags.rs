@@ -34,3 +34,26 @@ pub fn flags(v: &Verdict) -> Figure {
             },
         }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use somatize_verdict::{Flag, FlagKind};
+
+    #[test]
+    fn one_row_per_flag_with_what_to_do() {
+        let mut v = Verdict::new();
+        v.raise("relu", Flag::plain(FlagKind::Dead));
+        v.raise("relu", Flag::counted(FlagKind::DeadChannels, 3));
+        let f = flags(&v).to_value();
+        let cells = &f["data"][0]["cells"]["values"];
+        assert_eq!(cells[0], json!(["relu", "relu"]));
+        assert_eq!(cells[1], json!(["DEAD", "DEAD_CHANNELS(3)"]));
+        assert!(cells[2][0].as_str().unwrap().contains("He initialisation"));
+        let empty = flags(&Verdict::new()).to_value();
+        assert!(empty["layout"]["title"]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("No flag raised"));
+    }
+}

@@ -90,3 +90,41 @@ fn legend_entry(place: &str, colour: &str) -> Value {
         "marker": {"color": colour, "symbol": "square", "size": 12},
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flagged_boxes_are_outlined_and_badged_and_the_fill_says_where() {
+        let nodes = vec![
+            ("a".to_string(), "Linear".to_string()),
+            ("b".to_string(), "ReLU".to_string()),
+        ];
+        let places: BTreeMap<String, String> = [("a", "gpu0"), ("b", "gpu1")]
+            .iter()
+            .map(|(n, p)| (n.to_string(), p.to_string()))
+            .collect();
+        let overlay = vec![("b".to_string(), vec!["DEAD".to_string()])];
+        let f = overlaid(&nodes, &places, &overlay).to_value();
+        let rects: Vec<&Value> = f["layout"]["shapes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["type"] == "rect")
+            .collect();
+        assert_eq!(rects.len(), 2);
+        assert_eq!(rects[0]["line"]["color"], QUIET);
+        assert_eq!(rects[1]["line"]["color"], ALARM);
+        assert_ne!(rects[0]["fillcolor"], rects[1]["fillcolor"], "two places");
+        assert!(!crate::figures::PALETTE.contains(&ALARM));
+        let badges: Vec<&Value> = f["layout"]["annotations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| a["bgcolor"] == ALARM)
+            .collect();
+        assert_eq!(badges.len(), 1);
+        assert_eq!(badges[0]["text"], "DEAD");
+    }
+}

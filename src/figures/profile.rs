@@ -82,3 +82,30 @@ pub fn profile(seen: &[NodeSeen], v: &Verdict, of: &str) -> Figure {
             "textposition": "none",
         }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use somatize_verdict::{Flag, FlagKind};
+
+    #[test]
+    fn flagged_nodes_are_drawn_in_the_alarm_colour_in_declaration_order() {
+        let seen = vec![
+            NodeSeen::new("fc1", "Linear", [("grad_norm", 1e-9)]),
+            NodeSeen::new("relu", "ReLU", []),
+            NodeSeen::new("fc2", "Linear", [("grad_norm", 0.5)]),
+        ];
+        let mut v = Verdict::new();
+        v.raise("fc1", Flag::plain(FlagKind::Vanishing));
+        let f = profile(&seen, &v, "grad_norm").to_value();
+        let bar = &f["data"][0];
+        assert_eq!(
+            bar["x"],
+            json!(["fc1", "fc2"]),
+            "nodes that measured it, in order"
+        );
+        assert_eq!(bar["marker"]["color"], json!([ALARM, QUIET]));
+        assert!(bar["text"][0].as_str().unwrap().contains("VANISHING"));
+        assert_eq!(f["layout"]["yaxis"]["type"], "log", "nine decades apart");
+    }
+}
