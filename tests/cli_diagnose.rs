@@ -1,4 +1,4 @@
-//! `somatize import`, `diagnose`, `seen` and `health-figure`, run as the built binary over
+//! `somatize import`, `diagnose`, `seen` and `figure profile|flags|overlaid`, run as the built binary over
 //! ../shared/runs/example_cnn imported into a temporary store: exit statuses (`--fail-on`,
 //! a bad thresholds file, an unknown flag, an empty folder) and what each prints.
 
@@ -79,7 +79,7 @@ fn diagnose_seen_and_figures_over_an_imported_run() {
     let z: serde_json::Value = serde_json::from_str(&out).expect("JSON");
     assert_eq!(z, v, "the snapshot reads as the folder");
     for kind in ["profile", "flags", "overlaid"] {
-        let (code, out, err) = somatize(&["health-figure", kind, &store, "--run", "cnn"]);
+        let (code, out, err) = somatize(&["figure", kind, &store, "--run", "cnn"]);
         assert_eq!(code, 0, "{kind}: {err}");
         let v: serde_json::Value = serde_json::from_str(&out).expect("figure JSON");
         assert!(
@@ -87,7 +87,7 @@ fn diagnose_seen_and_figures_over_an_imported_run() {
             "{kind}"
         );
     }
-    let (_, out, _) = somatize(&["health-figure", "overlaid", &snap, "--run", "cnn"]);
+    let (_, out, _) = somatize(&["figure", "overlaid", &snap, "--run", "cnn"]);
     let v: serde_json::Value = serde_json::from_str(&out).expect("figure JSON");
     let boxes = v["layout"]["shapes"].as_array().unwrap();
     assert_eq!(

@@ -67,7 +67,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     println!("  somatize diagnose {s} --run vanishing            the verdict, with advice");
     println!("  somatize diagnose {s} --run vanishing --json     the same, with the thresholds it was taken at");
     println!("  somatize seen {s} --run vanishing                the numbers the verdict reads");
-    println!("  somatize health-figure profile {s} --run vanishing --of grad_norm -o profile.json");
+    println!("  somatize figure profile {s} --run vanishing --of grad_norm -o profile.json");
     println!("  somatize about VANISHING                         what a flag means and what to do");
     Ok(ExitCode::SUCCESS)
 }

@@ -1,5 +1,5 @@
-//! `somatize diagnose`, `somatize seen` and `somatize health-figure`: the verdict over a
-//! stored run, the numbers it is taken over, and the health figures as Plotly JSON.
+//! `somatize diagnose` and `somatize seen`: the verdict over a stored run and the numbers it is
+//! taken over; also the health figures `somatize figure profile|flags|overlaid` draws.
 
 use crate::figures::{flags::flags, overlaid::overlaid, profile::profile};
 use crate::health::store::{read, Diagnosis, RunHealth};
@@ -14,13 +14,13 @@ use std::process::ExitCode;
 #[derive(clap::Args, Debug)]
 pub struct Over {
     /// The store: a folder, or a snapshot `.zip`.
-    store: PathBuf,
+    pub store: PathBuf,
     /// The run.
     #[arg(long)]
-    run: String,
+    pub run: String,
     /// Only the last N forwards (one blob fetch per forward looked at).
     #[arg(long)]
-    last: Option<usize>,
+    pub last: Option<usize>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -48,7 +48,7 @@ pub struct SeenArgs {
 }
 
 /// The health figures.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     /// One measurement across the nodes, flagged nodes in the alarm colour.
     Profile,
@@ -56,24 +56,6 @@ pub enum Kind {
     Flags,
     /// The graph as a chain of boxes, flagged nodes outlined and badged.
     Overlaid,
-}
-
-#[derive(clap::Args, Debug)]
-pub struct FigureArgs {
-    /// Which figure.
-    #[arg(value_enum)]
-    kind: Kind,
-    #[command(flatten)]
-    over: Over,
-    /// The metric a profile draws.
-    #[arg(long, default_value = "grad_norm")]
-    of: String,
-    /// Thresholds to judge at (JSON overrides).
-    #[arg(long)]
-    thresholds: Option<PathBuf>,
-    /// Write the figure JSON here instead of to stdout.
-    #[arg(short = 'o', long = "output")]
-    output: Option<PathBuf>,
 }
 
 /// Read the run through a folder or a snapshot zip.
@@ -213,12 +195,18 @@ pub fn seen(args: SeenArgs) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn figure(args: FigureArgs) -> Result<ExitCode, String> {
-    let t = thresholds(args.thresholds.as_deref())?;
-    let h = health(&args.over)?;
+/// A health figure of a stored run, judged at `thresholds` (a JSON file of overrides).
+pub fn health_figure(
+    kind: Kind,
+    over: &Over,
+    of: &str,
+    thresholds_file: Option<&Path>,
+) -> Result<crate::figures::Figure, String> {
+    let t = thresholds(thresholds_file)?;
+    let h = health(over)?;
     let d = h.diagnose(&t);
-    let fig = match args.kind {
-        Kind::Profile => profile(&h.seen(), &d.verdict, &args.of),
+    Ok(match kind {
+        Kind::Profile => profile(&h.seen(), &d.verdict, of),
         Kind::Flags => flags(&d.verdict),
         Kind::Overlaid => {
             let nodes: Vec<(String, String)> = match &h.graph {
@@ -227,11 +215,5 @@ pub fn figure(args: FigureArgs) -> Result<ExitCode, String> {
             };
             overlaid(&nodes, &h.places, &h.overlay(&d))
         }
-    };
-    let text = serde_json::to_string(&fig.to_value()).map_err(|e| e.to_string())?;
-    match &args.output {
-        Some(p) => std::fs::write(p, text).map_err(|e| format!("{}: {e}", p.display()))?,
-        None => println!("{text}"),
-    }
-    Ok(ExitCode::SUCCESS)
+    })
 }

@@ -63,8 +63,6 @@ enum Command {
     Diagnose(diagnose::DiagnoseArgs),
     /// The numbers a verdict on a stored run is taken over: the latest of each metric per node.
     Seen(diagnose::SeenArgs),
-    /// A health figure of a stored run as Plotly JSON: profile, flags or overlaid.
-    HealthFigure(diagnose::FigureArgs),
     /// Turn per-step NPZ dumps (step_<n>.npz, graph.json) into a run of a store.
     Import(import::Args),
     /// Train the built-in demo networks into a store and diagnose them.
@@ -93,7 +91,6 @@ pub fn main() -> ExitCode {
         Command::Figure(args) => figure::run(args),
         Command::Diagnose(args) => diagnose::diagnose(args),
         Command::Seen(args) => diagnose::seen(args),
-        Command::HealthFigure(args) => diagnose::figure(args),
         Command::Import(args) => import::run(args),
         Command::Demo(args) => demo::run(args),
     };
