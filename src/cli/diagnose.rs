@@ -1,11 +1,9 @@
 //! `somatize diagnose` and `somatize seen`: the verdict over a stored run and the numbers it is
 //! taken over; also the health figures `somatize figure profile|flags|overlaid` draws.
 
-use crate::figures::{flags::flags, overlaid::overlaid, profile::profile};
 use crate::health::store::{read, Diagnosis, RunHealth};
 use crate::health::thresholds::load;
 use crate::store::{DirFs, Store, StoreFs, ZipFs};
-use serde_json::{Map, Value};
 use somatize_verdict::{FlagKind, Thresholds};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -47,16 +45,7 @@ pub struct SeenArgs {
     json: bool,
 }
 
-/// The health figures.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    /// One measurement across the nodes, flagged nodes in the alarm colour.
-    Profile,
-    /// A table of node, flag and what to do.
-    Flags,
-    /// The graph as a chain of boxes, flagged nodes outlined and badged.
-    Overlaid,
-}
+pub use crate::health::store::HealthFigure as Kind;
 
 /// Read the run through a folder or a snapshot zip.
 fn health(over: &Over) -> Result<RunHealth, String> {
@@ -163,19 +152,8 @@ pub fn seen(args: SeenArgs) -> Result<ExitCode, String> {
     let h = health(&args.over)?;
     let seen = h.seen();
     if args.json {
-        let mut out = Map::new();
-        for n in &seen {
-            let mut row = Map::new();
-            row.insert("kind".into(), Value::from(n.kind.clone()));
-            for (k, v) in &n.metrics {
-                row.insert(
-                    k.clone(),
-                    serde_json::Number::from_f64(*v).map_or(Value::Null, Value::Number),
-                );
-            }
-            out.insert(n.name.clone(), Value::Object(row));
-        }
-        let text = serde_json::to_string_pretty(&Value::Object(out)).map_err(|e| e.to_string())?;
+        let out = crate::health::json::seen_json(&seen);
+        let text = serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?;
         println!("{text}");
         return Ok(ExitCode::SUCCESS);
     }
@@ -205,15 +183,5 @@ pub fn health_figure(
     let t = thresholds(thresholds_file)?;
     let h = health(over)?;
     let d = h.diagnose(&t);
-    Ok(match kind {
-        Kind::Profile => profile(&h.seen(), &d.verdict, of),
-        Kind::Flags => flags(&d.verdict),
-        Kind::Overlaid => {
-            let nodes: Vec<(String, String)> = match &h.graph {
-                Some(g) => g.pairs(),
-                None => h.seen().into_iter().map(|n| (n.name, n.kind)).collect(),
-            };
-            overlaid(&nodes, &h.places, &h.overlay(&d))
-        }
-    })
+    Ok(h.figure(&d, kind, of))
 }

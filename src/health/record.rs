@@ -11,8 +11,7 @@ use serde::{Deserialize, Serialize};
 use somatize_verdict::metrics as m;
 use somatize_verdict::NodeSeen;
 
-/// The name of a run's graph file, beside its writers' folders.
-pub const GRAPH_FILE: &str = "graph.json";
+pub use crate::store::format::GRAPH_FILE;
 
 /// The path of run `run`'s graph in a store.
 pub fn graph_path(run: &str) -> String {

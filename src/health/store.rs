@@ -265,7 +265,34 @@ pub struct Alert {
     pub advice: &'static str,
 }
 
+/// The health figures: the only ones whose colour says good or bad.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HealthFigure {
+    /// One measurement across the nodes, flagged nodes in the alarm colour.
+    Profile,
+    /// A table of node, flag and what to do.
+    Flags,
+    /// The graph as a chain of boxes, flagged nodes outlined and badged.
+    Overlaid,
+}
+
 impl RunHealth {
+    /// A health figure of this run under a diagnosis; `of` is the metric a profile draws.
+    pub fn figure(&self, d: &Diagnosis, kind: HealthFigure, of: &str) -> crate::figures::Figure {
+        use crate::figures::{flags::flags, overlaid::overlaid, profile::profile};
+        match kind {
+            HealthFigure::Profile => profile(&self.seen(), &d.verdict, of),
+            HealthFigure::Flags => flags(&d.verdict),
+            HealthFigure::Overlaid => {
+                let nodes: Vec<(String, String)> = match &self.graph {
+                    Some(g) => g.pairs(),
+                    None => self.seen().into_iter().map(|n| (n.name, n.kind)).collect(),
+                };
+                overlaid(&nodes, &self.places, &self.overlay(d))
+            }
+        }
+    }
+
     /// The latest of each metric per node, in declaration order.
     pub fn seen(&self) -> Vec<NodeSeen> {
         let mut seen = somatize_verdict::latest(&self.forwards);
