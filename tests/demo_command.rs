@@ -2,7 +2,9 @@
 //! flags its condition should (`Condition.raises`, and nothing outside `raises` and
 //! `may_also`), the healthy one raises none, progress goes to stderr and the output says how
 //! to look further. The debug build trains the full 300 steps and records every 100th; the
-//! README's exact command (default steps and recording) is the ignored test, for release.
+//! README's exact command (default steps and recording) is the ignored test: scripts/test.sh
+//! runs it against the release binary (`SOMATIZE_BIN=target/release/somatize`), as the README's
+//! `cargo run --release -- demo` builds it.
 
 mod common;
 
@@ -13,8 +15,13 @@ use somatize::verdict::{FlagKind, Thresholds};
 use std::path::Path;
 use std::process::Command;
 
+/// The binary under test: `SOMATIZE_BIN` when set (the release build), else this build's.
+fn binary() -> String {
+    std::env::var("SOMATIZE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_somatize").to_string())
+}
+
 fn demo(store: &Path, extra: &[&str]) -> (String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_somatize"))
+    let out = Command::new(binary())
         .arg("demo")
         .arg("--store")
         .arg(store)
@@ -84,15 +91,30 @@ fn the_demo_command_records_runs_that_raise_their_flags() {
         "{out}"
     );
     check_runs(&store);
-    // A second demo into the same store is refused, not mixed into the first.
-    let again = Command::new(env!("CARGO_BIN_EXE_somatize"))
-        .arg("demo")
-        .arg("--store")
+    // The demo again into the same store replaces its earlier recording, not mixing into it.
+    let (_, err) = demo(&store, &["--steps", "4", "--every", "1"]);
+    assert!(
+        err.contains("replacing the earlier demo recording"),
+        "{err}"
+    );
+    let reader = Store::open(DirFs::new(&store)).unwrap();
+    let forwards = reader.scan("healthy").unwrap().count();
+    assert_eq!(forwards, 4, "steps 0..3 of the second demo only");
+    // A run of the same name that the demo did not write is left alone and refused.
+    let mut other = somatize::record::Recorder::with_writer(&store, "stalled", "mine").unwrap();
+    other.record(&Default::default()).unwrap();
+    drop(other);
+    let again = Command::new(binary())
+        .args(["demo", "--steps", "2", "--store"])
         .arg(&store)
         .output()
         .unwrap();
     assert_eq!(again.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&again.stderr).contains("already holds a run"));
+    assert!(
+        store.join("runs/stalled/mine/index.jsonl").is_file(),
+        "the other run is kept"
+    );
 }
 
 /// The README's command exactly (`somatize demo --store DIR`): slow in a debug build, so

@@ -13,7 +13,8 @@ use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The store to record into (created; must not already hold the demo's runs).
+    /// The store to record into (created when missing; an earlier demo recording in it is
+    /// replaced, any other run of the same name is left alone and refused).
     #[arg(long, default_value = "somatize-demo")]
     store: PathBuf,
     /// Training steps per run.
@@ -34,6 +35,11 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         store.display()
     );
     let started = std::time::Instant::now();
+    for c in conditions {
+        if crate::record::demo::remove_demo_run(store, c.name).map_err(|e| e.to_string())? {
+            eprintln!("  {:<13} replacing the earlier demo recording", c.name);
+        }
+    }
     for c in conditions {
         let s = record_condition(store, c, args.steps, args.every).map_err(|e| e.to_string())?;
         let broke = s

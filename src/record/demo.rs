@@ -114,6 +114,35 @@ pub fn step_forward(
     })
 }
 
+/// Whether run `run` of the store holds nothing but an earlier demo recording (its `demo`
+/// writer and its graph), so that recording the demo again may replace it.
+pub fn is_demo_run(store: &Path, run: &str) -> bool {
+    let dir = store.join(crate::store::format::run_dir(run));
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return false;
+    };
+    entries.flatten().all(|e| {
+        let name = e.file_name();
+        name == DEMO_WRITER || name == crate::store::format::GRAPH_FILE
+    })
+}
+
+/// Remove an earlier demo recording of `run` (see [`is_demo_run`]); anything else is left.
+pub fn remove_demo_run(store: &Path, run: &str) -> Result<bool, DemoError> {
+    if !is_demo_run(store, run) {
+        return Ok(false);
+    }
+    let dir = store.join(crate::store::format::run_dir(run));
+    std::fs::remove_dir_all(&dir).map_err(|e| {
+        DemoError::Store(crate::store::StoreError::io(
+            dir.display().to_string(),
+            "remove",
+            e,
+        ))
+    })?;
+    Ok(true)
+}
+
 /// Train `condition` for `steps` steps and record step 0, every `every`-th and the last as
 /// run `condition.name` of the store at `store` (writer `demo`), with its graph.
 pub fn record_condition(
