@@ -70,6 +70,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     }
     let s = store.display();
     println!("Look further:");
+    println!("  somatize serve {s}                               the page: every run, its figures and verdict, in a browser");
     println!("  somatize diagnose {s} --run vanishing            the verdict, with advice");
     println!("  somatize diagnose {s} --run vanishing --json     the same, with the thresholds it was taken at");
     println!("  somatize seen {s} --run vanishing                the numbers the verdict reads");
