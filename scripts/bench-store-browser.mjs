@@ -77,10 +77,10 @@ try {
     const t = performance.now();
     const store = await somatize.openStore(url);
     const opened = performance.now() - t;
-    const runs = await store.listRuns();
+    const runs = (await store.runs()).rows.map((r) => r.run);
     const listed = performance.now() - t;
-    const { rows } = await store.scan({ run: runs[0] });
-    const curve = rows.map((r) => r.fields["loss.value"]);
+    const { rows } = await store.curve({ run: runs[0] });
+    const curve = rows.map(([, value]) => value);
     const scanned = performance.now() - t;
     const stats = await store.stats();
     const { wasm } = await somatize.background.memory(); // collects the worker's garbage first
