@@ -16,4 +16,6 @@ export {
   thresholdsDefault,
   verdict,
   verdictOver,
+  tensorStats,
+  tensorKeys,
 } from "./wasm/somatize.js";

@@ -1,0 +1,65 @@
+// The ONE place the page talks to a store and to the package's worker: adjust names here at merge.
+//
+// Expected of the package (issue 8): `openStore(source)` → a Store whose methods return Promises
+// and whose errors carry the core's message; `store.call(name, options)` for any store function
+// of the core, or a method of that name; `background.tensorStats(blob, name)` in the worker.
+import * as pkg from "../pkg/browser.js";
+
+/** Thrown when the package has no store access (yet): the page says so instead of failing. */
+export class NoStoreSupport extends Error {}
+
+/** Whether this build of the package can open stores. */
+export const canOpenStores = () => typeof pkg.openStore === "function";
+
+/** Open a store from a URL, a snapshot File, dropped files, a FileSystemDirectoryHandle. */
+export async function openStore(source, options = {}) {
+  if (!canOpenStores()) {
+    throw new NoStoreSupport("This build of the somatize package cannot open stores yet (openStore is missing); tensor files work.");
+  }
+  return pkg.openStore(source, options);
+}
+
+/** Call store function `name` with an options object: a method of that name if the Store has one. */
+function call(store, name, options = {}) {
+  return typeof store[name] === "function" ? store[name](options) : store.call(name, options);
+}
+
+/** Every run: [{run, forwards, …}] (rows shown as they come; a list of names becomes rows). */
+export async function runs(store) {
+  const got = await call(store, "runs");
+  return (Array.isArray(got) ? got : got?.runs ?? []).map((r) => (typeof r === "string" ? { run: r } : r));
+}
+
+/** A run's forwards (index rows, oldest first): [{forward, …}]. */
+export async function forwards(store, run) {
+  const got = await call(store, "forwards", { run });
+  return Array.isArray(got) ? got : got?.rows ?? [];
+}
+
+/** The latest picture of every node, `[{name, kind, metrics}]` or `{node: {metric: value}}`. */
+export function seen(store, run) {
+  return call(store, "seen", { run });
+}
+
+/** The verdict on a run at `thresholds` (`{name: value}`): `{node: [flag]}`. */
+export async function diagnose(store, run, thresholds) {
+  const got = await call(store, "diagnose", { run, thresholds });
+  return got?.verdict ?? got?.where ?? got;
+}
+
+/** Plotly figure JSON `{data, layout}` of figure `name` (progress, spent, gantt, machines, profile, flags, overlaid). */
+export function figure(store, name, options) {
+  if (typeof store.figure === "function") return store.figure(name, options);
+  return call(store, name, options);
+}
+
+/** Statistics of a tensor file, in the package's worker when it has one (the page stays responsive). */
+export async function tensorStats(file) {
+  if (pkg.background?.tensorStats) return pkg.background.tensorStats(file, file.name);
+  return pkg.tensorStats(new Uint8Array(await file.arrayBuffer()), file.name);
+}
+
+/** See files written since (a folder being followed live). */
+export function refresh(store) {
+  return typeof store.refresh === "function" ? store.refresh() : Promise.resolve();
+}

@@ -1,0 +1,107 @@
+// The store view: runs table, and for a run its progress, verdict, profile, overlaid graph, spent, gantt and machines.
+import * as adapter from "./store-adapter.js";
+import { el, fill, table } from "./dom.js";
+import { numData } from "./format.js";
+import { draw } from "./figure.js";
+import { showVerdict } from "./verdict-view.js";
+
+const $ = (id) => document.getElementById(id);
+let current = null; // {store, run, ctx, timer}
+
+/** Close the open store (if any) and stop following it. */
+export function stopStore() {
+  if (!current) return;
+  clearInterval(current.timer);
+  current.store.close?.().catch(() => {});
+  current = null;
+}
+
+/** A cell for a value of unknown type from a store: numbers readable, the rest as text. */
+function cell(v) {
+  if (typeof v === "number") return numData(v);
+  if (v === null || v === undefined) return "–";
+  return typeof v === "object" ? JSON.stringify(v) : String(v);
+}
+
+/** Draw figure `name` into `container`, or say there why it could not be drawn. */
+async function figureInto(container, name, options) {
+  try {
+    await draw(container, await adapter.figure(current.store, name, options));
+  } catch (e) {
+    delete container.dataset.drawn;
+    fill(container, el("p", { class: "error" }, `${name}: ${e.message}`));
+  }
+}
+
+/** The metric names seen in a run, for the profile's select. */
+function metricsOf(seen) {
+  const nodes = Array.isArray(seen) ? seen : Object.values(seen ?? {});
+  const names = new Set();
+  for (const n of nodes) for (const k of Object.keys(n.metrics ?? n)) if (k !== "kind" && k !== "name") names.add(k);
+  return [...names].sort();
+}
+
+function options(select, values, label = String) {
+  const keep = select.value;
+  fill(select, values.map((v) => el("option", { value: String(v) }, label(v))));
+  if (values.map(String).includes(keep)) select.value = keep;
+}
+
+/** Open `source` and show its runs; the first run is chosen. */
+export async function showStore(source, label, ctx) {
+  stopStore();
+  const store = await ctx.busy(`Opening ${label}…`, () => adapter.openStore(source));
+  current = { store, run: null, ctx, label };
+  const runs = await ctx.busy(`Listing the runs of ${label}…`, () => adapter.runs(store));
+  $("store-title").textContent = `Store: ${label}`;
+  const keys = [...new Set(runs.flatMap((r) => Object.keys(r)))];
+  const cols = keys.map((k) => ({ key: k, label: k, numeric: runs.some((r) => typeof r[k] === "number"), cell: (r) => cell(r[k]) }));
+  fill($("runs"), runs.length ? table(`${runs.length} run${runs.length === 1 ? "" : "s"}`, cols, runs, { id: "runs-table" }) : el("p", {}, "This store has no run yet."));
+  options($("run"), runs.map((r) => r.run ?? r.name));
+  $("store-view").hidden = false;
+  $("run").onchange = () => showRun($("run").value);
+  $("measure").onchange = () => figureInto($("fig-profile"), "profile", { run: current.run, metric: $("measure").value });
+  $("forward").onchange = () => figureInto($("fig-gantt"), "gantt", { run: current.run, forward: Number($("forward").value) });
+  $("live").checked = ctx.live;
+  $("live").onchange = () => follow($("live").checked);
+  follow(ctx.live);
+  $("status").textContent = `Opened ${label}: ${runs.length} run${runs.length === 1 ? "" : "s"}.`;
+  if (runs.length) await showRun($("run").value);
+}
+
+/** Show one run: progress, verdict (re-judged by the thresholds editor), and the other figures. */
+async function showRun(run) {
+  const { store, ctx } = current;
+  current.run = run;
+  await ctx.busy(`Reading run ${run}…`, async () => {
+    await figureInto($("fig-progress"), "progress", { run });
+    await ctx.setJudge(async (thresholds) => {
+      const verdict = await adapter.diagnose(store, run, thresholds);
+      showVerdict($("verdict"), verdict, thresholds, `Judged over run ${run}.`);
+    });
+    const [seen, forwards] = await Promise.all([
+      adapter.seen(store, run).catch(() => []),
+      adapter.forwards(store, run).catch(() => []),
+    ]);
+    options($("measure"), metricsOf(seen));
+    options($("forward"), forwards.map((f) => f.forward ?? f.number).filter((n) => n !== undefined));
+    $("store-figures").hidden = false;
+    await figureInto($("fig-profile"), "profile", { run, metric: $("measure").value });
+    await figureInto($("fig-flags"), "flags", { run });
+    await figureInto($("fig-overlaid"), "overlaid", { run });
+    await figureInto($("fig-spent"), "spent", { run });
+    await figureInto($("fig-gantt"), "gantt", { run, forward: Number($("forward").value) });
+    await figureInto($("fig-machines"), "machines", { run });
+  });
+}
+
+/** Follow the store live: every 2 s, see new files and redraw the progress. */
+function follow(on) {
+  clearInterval(current?.timer);
+  if (!on || !current) return;
+  current.timer = setInterval(async () => {
+    if (!current?.run) return;
+    await adapter.refresh(current.store);
+    await figureInto($("fig-progress"), "progress", { run: current.run });
+  }, 2000);
+}
