@@ -37,6 +37,15 @@ function clearError() {
   $("error").textContent = "";
 }
 
+/** Hide what was open: a new file or store replaces it, and a failed one leaves nothing stale. */
+function clearViews() {
+  for (const id of ["file-view", "file-stats", "store-view", "store-figures"]) $(id).hidden = true;
+  judge = null;
+  $("verdict-section").hidden = true;
+  fill($("verdict"));
+  fill($("judgeable"));
+}
+
 // ---- the verdict: whichever view is open says how to judge at given thresholds ----
 
 let judge = null;
@@ -66,13 +75,12 @@ function sizeText(bytes) {
 async function openTensorFile(file) {
   stopStore();
   const stats = await busy(`Reading ${file.name} (${sizeText(file.size)})…`, () => adapter.tensorStats(file));
-  $("store-view").hidden = true;
-  $("store-figures").hidden = true;
   $("file-title").textContent = `Tensor file: ${file.name}`;
   const keys = Object.keys(stats);
   $("file-summary").textContent = `${keys.length} tensor${keys.length === 1 ? "" : "s"}, ${sizeText(file.size)}. Statistics over the finite values, in float64.`;
   fill($("stats"), statsTable(stats));
   $("file-view").hidden = false;
+  $("file-stats").hidden = false;
   const seen = seenOf(stats);
   judgeableNote($("judgeable"), seen);
   await setJudge((thresholds) => showVerdict($("verdict"), judgeFile(seen, thresholds), thresholds,
@@ -83,9 +91,6 @@ async function openTensorFile(file) {
 // ---- a store ----
 
 async function openStore(source, label, live = false) {
-  $("file-view").hidden = true;
-  fill($("judgeable"));
-  await setJudge(null);
   await showStore(source, label, { busy, showError, setJudge, live });
 }
 
@@ -94,6 +99,7 @@ async function openStore(source, label, live = false) {
 /** Open one File: a tensor file, or a snapshot .zip of a store. */
 async function openFile(file) {
   clearError();
+  clearViews();
   try {
     if (TENSOR_FILE.test(file.name)) await openTensorFile(file);
     else if (/\.zip$/i.test(file.name)) await openStore(file, file.name);
@@ -106,6 +112,7 @@ async function openFile(file) {
 /** Open a folder: a FileList with relative paths, {path, file}[] or a directory handle. */
 async function openFolder(source, label, live = false) {
   clearError();
+  clearViews();
   try {
     await openStore(source, label, live);
   } catch (e) {

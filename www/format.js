@@ -8,7 +8,7 @@ export function num(v) {
   if (!Number.isFinite(v)) return v > 0 ? "∞" : "−∞";
   if (Number.isInteger(v) && Math.abs(v) < 1e15) return v.toLocaleString("en-US");
   const a = Math.abs(v);
-  if (a !== 0 && (a < 1e-3 || a >= 1e6)) return v.toExponential(3).replace(/-/g, "−");
+  if (a !== 0 && (a < 1e-3 || a >= 1e6)) return v.toExponential(3).replace(/\.?0+e/, "e").replace(/-/g, "−");
   return Number(v.toPrecision(4)).toString().replace(/-/g, "−");
 }
 

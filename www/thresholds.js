@@ -18,7 +18,7 @@ export function thresholdsEditor(form, onChange) {
   const rows = Object.entries(defaults).map(([name, value]) => {
     const id = `t-${name}`;
     const about = meanings.get(name);
-    const hint = about ? `${about.flags.join(", ")}: ${about.meaning}` : "";
+    const hint = about?.meaning ?? "";
     const input = el("input", {
       id, name, type: "text", inputmode: "decimal", value: String(value), spellcheck: "false",
       autocomplete: "off", "aria-describedby": hint ? `${id}-hint` : null, dataset: { default: String(value) },
