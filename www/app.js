@@ -21,6 +21,7 @@ async function busy(message, work) {
   try {
     return await work();
   } finally {
+    if ($("status").textContent === message) $("status").textContent = "";
     working -= 1;
     if (working === 0) $("busy").hidden = true;
   }

@@ -19,9 +19,21 @@ export async function openStore(source, options = {}) {
   return pkg.openStore(source, options);
 }
 
-/** Call store function `name` with an options object: a method of that name if the Store has one. */
-function call(store, name, options = {}) {
-  return typeof store[name] === "function" ? store[name](options) : store.call(name, options);
+let skippedListener = () => {};
+/** Be told what a store answer left out (`skipped`: messages naming run, writer and line). */
+export function onSkipped(f) {
+  skippedListener = f;
+}
+
+/** Call store function `name` with an options object (a method of that name if the Store has
+ * one); an answer `{rows, skipped}` gives its rows, and what it skipped goes to the listener. */
+async function call(store, name, options = {}) {
+  const got = await (typeof store[name] === "function" ? store[name](options) : store.call(name, options));
+  if (got && typeof got === "object" && "rows" in got && Array.isArray(got.skipped)) {
+    if (got.skipped.length) skippedListener(name, got.skipped);
+    return got.rows;
+  }
+  return got;
 }
 
 /** Every run: [{run, forwards, …}] (rows shown as they come; a list of names becomes rows). */
@@ -48,8 +60,11 @@ export async function diagnose(store, run, thresholds) {
 }
 
 /** Plotly figure JSON `{data, layout}` of figure `name` (progress, spent, gantt, machines, profile, flags, overlaid). */
-export function figure(store, name, options) {
-  if (typeof store.figure === "function") return store.figure(name, options);
+export async function figure(store, name, options) {
+  if (typeof store.figure === "function") {
+    const got = await store.figure(name, options);
+    return got?.data ? got : got?.rows ?? got;
+  }
   return call(store, name, options);
 }
 

@@ -16,8 +16,17 @@ export function stopStore() {
   current = null;
 }
 
-/** A cell for a value of unknown type from a store: numbers readable, the rest as text. */
-function cell(v) {
+/** A cell for a value of unknown type from a store: times and durations readable, numbers
+ * readable, the rest as text. */
+function cell(v, key = "") {
+  if (typeof v === "number" && /written_us$/.test(key)) {
+    return el("time", { datetime: new Date(v / 1000).toISOString() }, new Date(v / 1000).toISOString().replace("T", " ").slice(0, 19));
+  }
+  if (typeof v === "number" && /took_us$/.test(key)) {
+    const d = numData(v / 1e6);
+    d.textContent += " s";
+    return d;
+  }
   if (typeof v === "number") return numData(v);
   if (v === null || v === undefined) return "–";
   return typeof v === "object" ? JSON.stringify(v) : String(v);
@@ -47,21 +56,35 @@ function options(select, values, label = String) {
   if (values.map(String).includes(keep)) select.value = keep;
 }
 
+/** A skipped part of a store in words: where, then the store's reason. */
+function skipText(s) {
+  const where = [s.run, s.writer, s.forward !== undefined ? `forward ${s.forward}` : null, s.line !== undefined ? `line ${s.line}` : null];
+  return `${where.filter((w) => w !== null && w !== undefined).join(", ")}: ${s.reason ?? JSON.stringify(s)}`;
+}
+
+/** The progress figure's options from the controls. */
+const progressOptions = (run) => ({ run, smooth: Math.max(0, Math.floor(Number($("smooth").value) || 0)) });
+
 /** Open `source` and show its runs; the first run is chosen. */
 export async function showStore(source, label, ctx) {
   stopStore();
   const store = await ctx.busy(`Opening ${label}…`, () => adapter.openStore(source));
   current = { store, run: null, ctx, label };
+  adapter.onSkipped((what, skipped) => {
+    $("status").textContent = `${what}: ${skipped.length} unreadable part${skipped.length === 1 ? "" : "s"} left out (${skipped.slice(0, 3).map(skipText).join("; ")}${skipped.length > 3 ? "; …" : ""})`;
+  });
   const runs = await ctx.busy(`Listing the runs of ${label}…`, () => adapter.runs(store));
   $("store-title").textContent = `Store: ${label}`;
   const keys = [...new Set(runs.flatMap((r) => Object.keys(r)))];
-  const cols = keys.map((k) => ({ key: k, label: k, numeric: runs.some((r) => typeof r[k] === "number"), cell: (r) => cell(r[k]) }));
+  const cols = keys.map((k) => ({ key: k, label: k, numeric: runs.some((r) => typeof r[k] === "number"), cell: (r) => cell(r[k], k) }));
   fill($("runs"), runs.length ? table(`${runs.length} run${runs.length === 1 ? "" : "s"}`, cols, runs, { id: "runs-table" }) : el("p", {}, "This store has no run yet."));
   options($("run"), runs.map((r) => r.run ?? r.name));
+  if (runs.length) $("run").value = String(runs.at(-1).run ?? runs.at(-1).name); // the latest written
   $("store-view").hidden = false;
   $("run").onchange = () => showRun($("run").value);
   $("measure").onchange = () => figureInto($("fig-profile"), "profile", { run: current.run, metric: $("measure").value });
   $("forward").onchange = () => figureInto($("fig-gantt"), "gantt", { run: current.run, forward: Number($("forward").value) });
+  $("smooth").onchange = () => figureInto($("fig-progress"), "progress", progressOptions(current.run));
   $("live").checked = ctx.live;
   $("live").onchange = () => follow($("live").checked);
   follow(ctx.live);
@@ -74,7 +97,7 @@ async function showRun(run) {
   const { store, ctx } = current;
   current.run = run;
   await ctx.busy(`Reading run ${run}…`, async () => {
-    await figureInto($("fig-progress"), "progress", { run });
+    await figureInto($("fig-progress"), "progress", progressOptions(run));
     await ctx.setJudge(async (thresholds) => {
       const verdict = await adapter.diagnose(store, run, thresholds);
       showVerdict($("verdict"), verdict, thresholds, `Judged over run ${run}.`);
@@ -93,6 +116,7 @@ async function showRun(run) {
     await figureInto($("fig-gantt"), "gantt", { run, forward: Number($("forward").value) });
     await figureInto($("fig-machines"), "machines", { run });
   });
+  $("status").textContent = `Showing run ${run} of ${current.label}.`;
 }
 
 /** Follow the store live: every 2 s, see new files and redraw the progress. */
@@ -102,6 +126,6 @@ function follow(on) {
   current.timer = setInterval(async () => {
     if (!current?.run) return;
     await adapter.refresh(current.store);
-    await figureInto($("fig-progress"), "progress", { run: current.run });
+    await figureInto($("fig-progress"), "progress", progressOptions(current.run));
   }, 2000);
 }

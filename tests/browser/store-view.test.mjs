@@ -61,3 +61,102 @@ test("a file that is neither a snapshot nor a tensor file is named and refused",
   assert.deepEqual(seen.errors, []);
   await page.close();
 });
+
+// ---- the view itself, over a stand-in store ----
+// Until the package's store functions land, the page's /pkg/browser.js is served with openStore
+// replaced by a stand-in whose answers have the core's shapes ({rows, skipped}, figure JSON) and
+// whose verdict is the real core's over hostile node and run names. It tests the page, not a store.
+const HOSTILE = "<img src=x onerror=window.__pwned=1>";
+const standIn = `
+import { verdict } from "/pkg/browser.js?real";
+export * from "/pkg/browser.js?real";
+const H = ${JSON.stringify(HOSTILE)};
+const seen = [
+  { name: H, kind: "ReLU", metrics: { dead_unit_fraction: 0.9, act_mean: 0.1 } },
+  { name: "fc2", kind: "Linear", metrics: { grad_mean_abs: 1e-3, update_ratio: 2 } },
+];
+const figure = (title, x) => ({
+  data: [{ type: "scatter", mode: "lines+markers", x, y: x.map((v) => v * v), name: H, text: x.map(() => H),
+    hovertemplate: "%{x}: %{y} %{text}<extra></extra>" }],
+  layout: { title: { text: title }, xaxis: { title: { text: "forward" } } },
+});
+class StandIn {
+  async call(name, o = {}) {
+    window.__storeCalls = [...(window.__storeCalls ?? []), name];
+    switch (name) {
+      case "runs": return { rows: [{ run: H, writers: 1, forwards: 3, broke: 1, first_written_us: 1.7e15,
+        last_written_us: 1.7e15 + 3e6, took_us: 3e5, mean_took_us: 1e5, ended_ok: false }], skipped: [] };
+      case "forwards": return { rows: [1, 2, 3].map((f) => ({ forward: f, writer: "w0", written_us: 1.7e15 + f * 1e6,
+        took_us: 1e5, broke: f === 3 })), skipped: [] };
+      case "seen": return seen;
+      case "diagnose": return verdict(seen, o.thresholds);
+      case "gantt": return { rows: figure("gantt of forward " + o.forward + " in " + o.run, [1, 2]), skipped: [] };
+      case "profile": return { rows: figure("profile of " + o.metric + " in " + o.run, [1, 2, 3]), skipped: [] };
+      default: return { rows: figure(name + " of " + o.run, [1, 2, 3]), skipped: [] };
+    }
+  }
+  async refresh() {}
+  async close() {}
+}
+export async function openStore() {
+  return new StandIn();
+}
+`;
+
+async function withStandIn() {
+  const opened = await openPage(browser, "about:blank");
+  await opened.page.route((url) => url.pathname === "/pkg/browser.js" && !url.search,
+    (route) => route.fulfill({ status: 200, contentType: "text/javascript", body: standIn }));
+  await opened.page.goto(`${origin}/www/index.html`);
+  await opened.page.waitForSelector("body[data-ready=true]");
+  await opened.page.setInputFiles("#pick-folder", join(shared, "runs/example_cnn"));
+  await opened.page.waitForSelector("#fig-machines[data-drawn=true]");
+  return opened;
+}
+
+const calls = (page, name) => page.evaluate((name) => window.__storeCalls.filter((c) => c === name).length, name);
+
+test("a store's runs, verdict and figures show, hostile names as text, no script run", async () => {
+  const { page, seen } = await withStandIn();
+  assert.equal(await page.textContent("#error"), "");
+  assert.equal(await page.textContent("#runs-table tbody th"), HOSTILE);
+  assert.equal(await page.textContent("#run option"), HOSTILE);
+  const flags = await page.evaluate(() => [...document.querySelectorAll("#flags-table tbody tr")]
+    .map((tr) => [tr.children[0].textContent, tr.children[1].textContent]));
+  assert.deepEqual(flags, [[HOSTILE, "DEAD"], ["fc2", "OVERSTEPPING"]]);
+  for (const id of ["progress", "profile", "flags", "overlaid", "spent", "gantt", "machines"]) {
+    assert.equal(await page.getAttribute(`#fig-${id}`, "data-drawn"), "true", id);
+    assert.ok((await page.textContent(`#fig-${id} .gtitle`)).includes(HOSTILE), `${id}'s title shows the run's name as text`);
+  }
+  const measures = await page.evaluate(() => [...document.querySelectorAll("#measure option")].map((o) => o.value));
+  assert.deepEqual(measures, ["act_mean", "dead_unit_fraction", "grad_mean_abs", "update_ratio"]);
+  assert.deepEqual(await page.evaluate(() => [...document.querySelectorAll("#forward option")].map((o) => o.value)), ["1", "2", "3"]);
+  await page.screenshot({ path: join(shots, "store-view.png"), fullPage: true });
+  assert.equal(await page.evaluate(() => window.__pwned), undefined);
+  assert.equal(await page.locator("img").count(), 0);
+  assert.deepEqual(seen.errors, []);
+  assert.deepEqual(seen.requests.filter((u) => !u.startsWith(`${origin}/`) && u !== "about:blank"), []);
+  await page.close();
+});
+
+test("store view: thresholds re-judge only; hover asks nothing; choosing measure and forward redraws one figure", async () => {
+  const { page } = await withStandIn();
+  const progress = await calls(page, "progress");
+  const diagnosed = await calls(page, "diagnose");
+  await page.fill("#t-overstepping_update_ratio", "3");
+  await page.waitForFunction(() => ![...document.querySelectorAll("#flags-table tbody tr")].some((tr) => tr.textContent.includes("OVERSTEPPING")));
+  assert.equal(await calls(page, "diagnose"), diagnosed + 1);
+  await page.locator("#fig-progress").scrollIntoViewIfNeeded();
+  const b = await page.locator("#fig-progress .nsewdrag").boundingBox();
+  await page.mouse.move(b.x + b.width / 2, b.y + b.height / 2);
+  await page.mouse.move(b.x + b.width / 2 + 3, b.y + b.height / 2);
+  await page.waitForSelector("#fig-progress .hoverlayer .hovertext");
+  assert.ok((await page.textContent("#fig-progress .hoverlayer")).includes(HOSTILE), "hover shows the name as text");
+  assert.equal(await calls(page, "progress"), progress, "no figure fetched again");
+  await page.selectOption("#measure", "update_ratio");
+  await page.waitForFunction(() => document.querySelector("#fig-profile .gtitle")?.textContent.startsWith("profile of update_ratio"));
+  await page.selectOption("#forward", "2");
+  await page.waitForFunction(() => document.querySelector("#fig-gantt .gtitle")?.textContent.startsWith("gantt of forward 2"));
+  assert.equal(await calls(page, "progress"), progress);
+  await page.close();
+});
