@@ -95,7 +95,9 @@ class StandIn {
       default: return { rows: figure(name + " of " + o.run, [1, 2, 3]), skipped: [] };
     }
   }
-  async refresh() {}
+  async refresh() {
+    window.__storeCalls = [...(window.__storeCalls ?? []), "refresh"];
+  }
   async close() {}
 }
 export async function openStore() {
@@ -158,5 +160,20 @@ test("store view: thresholds re-judge only; hover asks nothing; choosing measure
   await page.selectOption("#forward", "2");
   await page.waitForFunction(() => document.querySelector("#fig-gantt .gtitle")?.textContent.startsWith("gantt of forward 2"));
   assert.equal(await calls(page, "progress"), progress);
+  await page.close();
+});
+
+test("store view: following live looks for new files and redraws the progress, and stops when unticked", async () => {
+  const { page } = await withStandIn();
+  assert.equal(await page.isChecked("#live"), false, "a chosen folder (no handle) is not followed by default");
+  const progress = await calls(page, "progress");
+  await page.check("#live");
+  await page.waitForFunction((n) => window.__storeCalls.filter((c) => c === "progress").length > n, progress, { timeout: 5000 });
+  assert.ok((await calls(page, "refresh")) >= 1);
+  await page.uncheck("#live");
+  await page.waitForTimeout(300); // a tick already under way may still finish
+  const after = await calls(page, "progress");
+  await page.waitForTimeout(2500);
+  assert.equal(await calls(page, "progress"), after, "no redraw once unticked");
   await page.close();
 });
