@@ -1,5 +1,5 @@
-//! Vendor plotly.js for the page: copy the pinned plotly.js-dist-min into www/vendor/ (git-ignored)
-//! and write its global CSS rules to www/vendor/plotly.css, so the page's CSP needs no inline style.
+// Vendor plotly.js for the page: copy the pinned plotly.js-dist-min into www/vendor/ (git-ignored)
+// and write its global CSS rules to www/vendor/plotly.css, so the page's CSP needs no inline style.
 import { readFileSync, writeFileSync, mkdirSync, copyFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { runInNewContext } from "node:vm";
