@@ -242,3 +242,30 @@ test("figures escape what came from a store: hostile names in traces, ticks and 
   noForeignRequests(seen);
   await page.close();
 });
+
+test("the picture of a per-step dump per node agrees with numpy's statistics of its tensors", async () => {
+  const { page } = await ready();
+  const bytes = [...readFileSync(join(fixtures, "step_stored.npz"))];
+  const seen = await page.evaluate(async (bytes) => {
+    const { tensorStats } = await import("/pkg/browser.js");
+    const { seenOf } = await import("/www/file-view.js");
+    return seenOf(tensorStats(new Uint8Array(bytes), "step_stored.npz"));
+  }, bytes);
+  const e = expected["step_stored.npz"];
+  const w = e["param.fc1.weight"], b = e["param.fc1.bias"], g = e["grad.fc1.weight"], a = e["act.fc1"];
+  const want = {
+    nan: 0, inf: 0, nonfinite: 0,
+    param_norm: Math.hypot(w.l2, b.l2),
+    param_mean_abs: (w.l1 + b.l1) / (w.count + b.count),
+    param_absmax: Math.max(w.absmax, b.absmax),
+    grad_norm: g.l2, grad_mean_abs: g.l1 / g.count, grad_zero_fraction: g.zero_fraction,
+    act_mean: a.mean, act_zero_fraction: a.zero_fraction,
+  };
+  assert.deepEqual(seen.map((n) => n.name), ["fc1", "loss"], "param/grad/act of fc1 are one node");
+  const fc1 = seen.find((n) => n.name === "fc1").metrics;
+  assert.deepEqual(Object.keys(fc1).sort(), Object.keys(want).sort());
+  for (const [k, v] of Object.entries(want)) assert.ok(close(fc1[k], v), `fc1 ${k}: got ${fc1[k]}, numpy gives ${v}`);
+  const loss = seen.find((n) => n.name === "loss").metrics;
+  assert.ok(close(loss.loss, e.loss.mean), `loss: got ${loss.loss}, numpy gives ${e.loss.mean}`);
+  await page.close();
+});
