@@ -95,6 +95,15 @@ export function judgeFile(seen, thresholds) {
   return verdict(seen, thresholds);
 }
 
+/** The per-node picture that was judged, as a table: one row per node, one column per metric. */
+export function seenTable(seen) {
+  const metrics = [...new Set(seen.flatMap((n) => Object.keys(n.metrics)))];
+  return table("What was judged, per node", [
+    { key: "name", label: "node" },
+    ...metrics.map((m) => ({ key: m, label: m, numeric: true, cell: (n) => numData(n.metrics[m]) })),
+  ], seen, { id: "seen-table", class: "stats" });
+}
+
 /** What the file lets one judge: which flags, from which tensors, and what the rest would need. */
 export function judgeableNote(container, seen) {
   const have = new Set(seen.flatMap((n) => Object.keys(n.metrics)));
@@ -108,5 +117,7 @@ export function judgeableNote(container, seen) {
     el("details", {}, el("summary", {}, `Not judged from this file (${not.length} flags)`),
       el("ul", {}, not.map((n) => el("li", {}, el("code", {}, n.flag), n.overTime
         ? " needs a history of forwards (a store), not one picture."
-        : ` needs ${n.needs.join(" or ")}, measured while training (a store written by somatize record).`)))));
+        : ` needs ${n.needs.join(" or ")}, measured while training (a store written by somatize record).`)))),
+    el("details", {}, el("summary", {}, `What was judged (${seen.length} node${seen.length === 1 ? "" : "s"})`),
+      el("div", { class: "scroll" }, seenTable(seen))));
 }
