@@ -48,18 +48,22 @@ export async function forwards(store, run) {
   return Array.isArray(got) ? got : got?.rows ?? [];
 }
 
-/** The latest picture of every node, `[{name, kind, metrics}]` or `{node: {metric: value}}`. */
-export function seen(store, run) {
-  return call(store, "seen", { run });
+/** The latest of each metric of every node (over the `last` forwards): `{node: {metric: value}}`. */
+export function seen(store, run, last) {
+  return call(store, "seen", { run, last });
 }
 
-/** The verdict on a run at `thresholds` (`{name: value}`): `{node: [flag]}`. */
-export async function diagnose(store, run, thresholds) {
-  const got = await call(store, "diagnose", { run, thresholds });
+/** The verdict on a run (its `last` forwards) at `thresholds` (`{name: value}`): `{node: [flag]}`. */
+export async function diagnose(store, run, thresholds, last) {
+  const got = await call(store, "diagnose", { run, thresholds, last });
   return got?.verdict ?? got?.where ?? got;
 }
 
-/** Plotly figure JSON `{data, layout}` of figure `name` (progress, spent, gantt, machines, profile, flags, overlaid). */
+/**
+ * Plotly figure JSON `{data, layout}` of figure `name`, with its options: progress {run, smooth},
+ * spent/machines {run, last}, gantt {run, forward}, profile {run, of, thresholds, last},
+ * flags/overlaid {run, thresholds, last}.
+ */
 export async function figure(store, name, options) {
   if (typeof store.figure === "function") {
     const got = await store.figure(name, options);

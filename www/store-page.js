@@ -3,6 +3,7 @@ import * as adapter from "./store-adapter.js";
 import { el, fill, table } from "./dom.js";
 import { numData } from "./format.js";
 import { draw } from "./figure.js";
+import { verdict as verdictOf } from "../pkg/browser.js";
 import { showVerdict } from "./verdict-view.js";
 
 const $ = (id) => document.getElementById(id);
@@ -42,12 +43,17 @@ async function figureInto(container, name, options) {
   }
 }
 
-/** The metric names seen in a run, for the profile's select. */
+/** The numeric metric names seen in a run (`{node: {metric: v}}` or `[{name, kind, metrics}]`), for the profile's select. */
 function metricsOf(seen) {
-  const nodes = Array.isArray(seen) ? seen : Object.values(seen ?? {});
+  const nodes = Array.isArray(seen) ? seen.map((n) => n.metrics ?? {}) : Object.values(seen ?? {});
   const names = new Set();
-  for (const n of nodes) for (const k of Object.keys(n.metrics ?? n)) if (k !== "kind" && k !== "name") names.add(k);
+  for (const n of nodes) for (const [k, v] of Object.entries(n)) if (typeof v === "number") names.add(k);
   return [...names].sort();
+}
+
+/** Throw the core's message when it would refuse these thresholds (judging nothing costs nothing). */
+function validThresholds(thresholds) {
+  verdictOf([], thresholds);
 }
 
 function options(select, values, label = String) {
@@ -82,7 +88,11 @@ export async function showStore(source, label, ctx) {
   if (runs.length) $("run").value = String(runs.at(-1).run ?? runs.at(-1).name); // the latest written
   $("store-view").hidden = false;
   $("run").onchange = () => showRun($("run").value);
-  $("measure").onchange = () => figureInto($("fig-profile"), "profile", { run: current.run, metric: $("measure").value });
+  $("measure").onchange = () => {
+    $("measure").dataset.chosen = "true";
+    figureInto($("fig-profile"), "profile", { run: current.run, of: $("measure").value, thresholds: current.thresholds, last: lastN() });
+  };
+  $("last").onchange = () => showRun(current.run);
   $("forward").onchange = () => figureInto($("fig-gantt"), "gantt", { run: current.run, forward: Number($("forward").value) });
   $("smooth").onchange = () => figureInto($("fig-progress"), "progress", progressOptions(current.run));
   $("live").checked = ctx.live;
@@ -92,31 +102,57 @@ export async function showStore(source, label, ctx) {
   if (runs.length) await showRun($("run").value);
 }
 
-/** Show one run: progress, verdict (re-judged by the thresholds editor), and the other figures. */
+/** The window judged: `last` forwards, or every forward when the field is empty. */
+function lastN() {
+  const n = Math.floor(Number($("last").value));
+  return $("last").value.trim() !== "" && n >= 1 ? n : undefined;
+}
+
+/** Show one run: progress, verdict and health figures (re-judged by the thresholds editor), and the rest. */
 async function showRun(run) {
   const { store, ctx } = current;
   current.run = run;
   await ctx.busy(`Reading run ${run}…`, async () => {
     await figureInto($("fig-progress"), "progress", progressOptions(run));
-    await ctx.setJudge(async (thresholds) => {
-      const verdict = await adapter.diagnose(store, run, thresholds);
-      showVerdict($("verdict"), verdict, thresholds, `Judged over run ${run}.`);
-    });
     const [seen, forwards] = await Promise.all([
-      adapter.seen(store, run).catch(() => []),
+      adapter.seen(store, run, lastN()).catch(() => []),
       adapter.forwards(store, run).catch(() => []),
     ]);
-    options($("measure"), metricsOf(seen));
+    const measures = metricsOf(seen);
+    options($("measure"), measures);
+    if (!measures.includes($("measure").value) || $("measure").dataset.chosen !== "true") {
+      if (measures.includes("grad_norm")) $("measure").value = "grad_norm";
+    }
     options($("forward"), forwards.map((f) => f.forward ?? f.number).filter((n) => n !== undefined));
     $("store-figures").hidden = false;
-    await figureInto($("fig-profile"), "profile", { run, metric: $("measure").value });
-    await figureInto($("fig-flags"), "flags", { run });
-    await figureInto($("fig-overlaid"), "overlaid", { run });
-    await figureInto($("fig-spent"), "spent", { run });
+    await ctx.setJudge((thresholds) => judgeRun(run, thresholds));
+    await figureInto($("fig-spent"), "spent", { run, last: lastN() });
     await figureInto($("fig-gantt"), "gantt", { run, forward: Number($("forward").value) });
-    await figureInto($("fig-machines"), "machines", { run });
+    await figureInto($("fig-machines"), "machines", { run, last: lastN() });
   });
   $("status").textContent = `Showing run ${run} of ${current.label}.`;
+}
+
+/**
+ * The verdict on the run at `thresholds` and the figures that draw it (profile, flags, overlaid).
+ * Thresholds the core refuses throw (the editor shows the message); a store that cannot answer
+ * is said in the verdict's place.
+ */
+async function judgeRun(run, thresholds) {
+  validThresholds(thresholds);
+  current.thresholds = thresholds;
+  const last = lastN();
+  try {
+    const verdict = await adapter.diagnose(current.store, run, thresholds, last);
+    showVerdict($("verdict"), verdict, thresholds, `Judged over run ${run}${last ? `, its last ${last} forwards` : ""}.`);
+  } catch (e) {
+    fill($("verdict"), el("p", { class: "error" }, `diagnose: ${e.message}`));
+  }
+  await Promise.all([
+    figureInto($("fig-profile"), "profile", { run, of: $("measure").value, thresholds, last }),
+    figureInto($("fig-flags"), "flags", { run, thresholds, last }),
+    figureInto($("fig-overlaid"), "overlaid", { run, thresholds, last }),
+  ]);
 }
 
 /** Follow the store live: every 2 s, see new files and redraw the progress. */

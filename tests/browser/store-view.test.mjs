@@ -88,10 +88,10 @@ class StandIn {
         last_written_us: 1.7e15 + 3e6, took_us: 3e5, mean_took_us: 1e5, ended_ok: false }], skipped: [] };
       case "forwards": return { rows: [1, 2, 3].map((f) => ({ forward: f, writer: "w0", written_us: 1.7e15 + f * 1e6,
         took_us: 1e5, broke: f === 3 })), skipped: [] };
-      case "seen": return seen;
+      case "seen": return Object.fromEntries(seen.map((n) => [n.name, n.metrics]));
       case "diagnose": return verdict(seen, o.thresholds);
       case "gantt": return { rows: figure("gantt of forward " + o.forward + " in " + o.run, [1, 2]), skipped: [] };
-      case "profile": return { rows: figure("profile of " + o.metric + " in " + o.run, [1, 2, 3]), skipped: [] };
+      case "profile": return { rows: figure("profile of " + o.of + " in " + o.run, [1, 2, 3]), skipped: [] };
       default: return { rows: figure(name + " of " + o.run, [1, 2, 3]), skipped: [] };
     }
   }
@@ -141,13 +141,20 @@ test("a store's runs, verdict and figures show, hostile names as text, no script
   await page.close();
 });
 
-test("store view: thresholds re-judge only; hover asks nothing; choosing measure and forward redraws one figure", async () => {
+test("store view: thresholds re-judge and redraw only the health figures; hover asks nothing; selects redraw one figure", async () => {
   const { page } = await withStandIn();
-  const progress = await calls(page, "progress");
-  const diagnosed = await calls(page, "diagnose");
+  const before = {};
+  for (const name of ["progress", "diagnose", "flags", "spent", "gantt", "machines"]) before[name] = await calls(page, name);
   await page.fill("#t-overstepping_update_ratio", "3");
   await page.waitForFunction(() => ![...document.querySelectorAll("#flags-table tbody tr")].some((tr) => tr.textContent.includes("OVERSTEPPING")));
-  assert.equal(await calls(page, "diagnose"), diagnosed + 1);
+  await page.waitForFunction((n) => window.__storeCalls.filter((c) => c === "flags").length > n, before.flags);
+  assert.equal(await calls(page, "diagnose"), before.diagnose + 1);
+  for (const name of ["progress", "spent", "gantt", "machines"]) assert.equal(await calls(page, name), before[name], `${name} not asked again`);
+  await page.fill("#t-overstepping_update_ratio", "x");
+  await page.waitForFunction(() => document.querySelector("#thresholds-error").textContent);
+  assert.match(await page.textContent("#thresholds-error"), /must be a number, not "x"/);
+  assert.equal(await calls(page, "diagnose"), before.diagnose + 1, "refused thresholds ask the store nothing");
+  const progress = before.progress;
   await page.locator("#fig-progress").scrollIntoViewIfNeeded();
   const b = await page.locator("#fig-progress .nsewdrag").boundingBox();
   await page.mouse.move(b.x + b.width / 2, b.y + b.height / 2);
