@@ -134,6 +134,8 @@ test("a store's runs, verdict and figures show, hostile names as text, no script
   assert.deepEqual(measures, ["act_mean", "dead_unit_fraction", "grad_mean_abs", "update_ratio"]);
   assert.deepEqual(await page.evaluate(() => [...document.querySelectorAll("#forward option")].map((o) => o.value)), ["1", "2", "3"]);
   await page.screenshot({ path: join(shots, "store-view.png"), fullPage: true });
+  await page.locator("#store-view").screenshot({ path: join(shots, "store-view-runs.png") });
+  await page.locator("#verdict-section").screenshot({ path: join(shots, "store-view-health.png") });
   assert.equal(await page.evaluate(() => window.__pwned), undefined);
   assert.equal(await page.locator("img").count(), 0);
   assert.deepEqual(seen.errors, []);
