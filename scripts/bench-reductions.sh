@@ -4,10 +4,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ours=$(cargo bench --bench reductions 2>/dev/null | grep '^{')
-OURS="$ours" python3 - <<'PY'
+[ -f pkg/wasm/somatize_bg.wasm ] || scripts/build-wasm.sh >/dev/null
+wasm=$(node scripts/bench-reductions-node.mjs 5)
+OURS="$ours" WASM="$wasm" python3 - <<'PY'
 import json, os, time
 import numpy as np
 ours = json.loads(os.environ["OURS"])
+wasm = json.loads(os.environ["WASM"])
 n = 64 << 20
 # Values like the benchmark's (uniform in [-1, 1), every 97th exactly zero); the timing of
 # these reductions does not depend on the particular values.
@@ -33,4 +36,8 @@ print(f"somatize l2:              {ours['l2_s']*1e3:8.1f} ms  {gb / ours['l2_s']
 print(f"np.linalg.norm:           {np_l2*1e3:8.1f} ms  {gb / np_l2:6.2f} GB/s")
 print(f"ratio eight (numpy / somatize): {np_eight / ours['eight_s']:.2f}x")
 print(f"ratio l2 (numpy / somatize):    {np_l2 / ours['l2_s']:.2f}x")
+print(f"wasm in Node eight:       {wasm['eight_s']*1e3:8.1f} ms  {gb / wasm['eight_s']:6.2f} GB/s")
+print(f"wasm in Node l2:          {wasm['l2_s']*1e3:8.1f} ms  {gb / wasm['l2_s']:6.2f} GB/s")
+print(f"ratio wasm / native speed, eight: {ours['eight_s'] / wasm['eight_s']:.2f}  (target >= 0.5)")
+print(f"ratio wasm / native speed, l2:    {ours['l2_s'] / wasm['l2_s']:.2f}")
 PY

@@ -13,6 +13,8 @@ pub mod ops;
 pub mod record;
 pub mod registry;
 pub mod runtime;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod serve;
 pub mod sink;
 pub mod source;
 pub mod spec;

@@ -4,6 +4,7 @@ mod about;
 mod export;
 mod observe;
 mod record;
+mod serve;
 mod spec_id;
 mod stats;
 mod thresholds;
@@ -29,6 +30,8 @@ enum Command {
     Thresholds(thresholds::Args),
     /// Observe tensor files (one step per file) with generated observables, into a store.
     Observe(observe::Args),
+    /// Serve the page, the package and a store on 127.0.0.1, and print the URL to open.
+    Serve(serve::Args),
     /// Run a training command and record what it sends into a store.
     Record(record::Args),
     /// Write a snapshot zip of a store (or of some runs, or their last N forwards).
@@ -46,6 +49,7 @@ pub fn main() -> ExitCode {
         Command::Thresholds(args) => thresholds::run(args),
         Command::Observe(args) => observe::run(args),
         Command::Record(args) => record::run(args),
+        Command::Serve(args) => serve::run(args),
         Command::Export(args) => export::run(args),
         Command::Stats(args) => stats::run(args),
     };

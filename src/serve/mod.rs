@@ -1,0 +1,203 @@
+//! `somatize serve`: the page, the package and one store over HTTP on 127.0.0.1 only.
+//!
+//! Routes: `/` redirects to the page with `?store=/store/`; `/www/…` and `/pkg/…` are the
+//! page and the npm package from the asset folder; `/store/…` is the store folder as plain
+//! files with byte ranges, exactly what any static host would serve. GET and HEAD only;
+//! nothing outside those folders is reachable.
+
+pub mod http;
+
+use http::{Request, RequestError};
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// Connections answered at once; more wait for a 503 rather than a thread each.
+const MAX_CONNECTIONS: usize = 64;
+
+/// What is served: the folder holding `www/` and `pkg/`, and the store folder.
+#[derive(Debug, Clone)]
+pub struct Site {
+    pub assets: PathBuf,
+    pub store: PathBuf,
+}
+
+/// Why the server could not start.
+#[derive(Debug)]
+pub enum ServeError {
+    /// The asset folder lacks the page or the built package; names what is missing.
+    Assets {
+        missing: PathBuf,
+        hint: &'static str,
+    },
+    /// The store folder does not exist or is not a folder.
+    Store { path: PathBuf },
+    /// The port could not be bound (in use, or not allowed); try another `--port`.
+    Bind { port: u16, source: io::Error },
+}
+
+impl std::fmt::Display for ServeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ServeError::Assets { missing, hint } => {
+                write!(f, "{} is missing: {hint}", missing.display())
+            }
+            ServeError::Store { path } => write!(f, "{} is not a store folder", path.display()),
+            ServeError::Bind { port, source } => {
+                write!(f, "cannot listen on 127.0.0.1:{port}: {source}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ServeError {}
+
+impl Site {
+    /// Check the folders before serving anything.
+    pub fn new(assets: PathBuf, store: PathBuf) -> Result<Site, ServeError> {
+        let need = [
+            (
+                "www/index.html",
+                "the asset folder is the repository root (pass --assets)",
+            ),
+            (
+                "pkg/wasm/somatize_bg.wasm",
+                "build the package first: scripts/build-wasm.sh",
+            ),
+        ];
+        for (rel, hint) in need {
+            if !assets.join(rel).is_file() {
+                return Err(ServeError::Assets {
+                    missing: assets.join(rel),
+                    hint,
+                });
+            }
+        }
+        if !store.is_dir() {
+            return Err(ServeError::Store { path: store });
+        }
+        Ok(Site { assets, store })
+    }
+
+    /// The file a request path names, or `None` when it names nothing servable.
+    pub fn resolve(&self, path: &str) -> Option<PathBuf> {
+        let (root, rest) = if let Some(rest) = path.strip_prefix("/store/") {
+            (self.store.clone(), rest)
+        } else if path.starts_with("/www/") || path.starts_with("/pkg/") {
+            (self.assets.clone(), &path[1..])
+        } else {
+            return None;
+        };
+        let rel = Path::new(rest);
+        let plain = rel.components().all(|c| matches!(c, Component::Normal(_)));
+        if !plain || rest.contains('\\') || rest.contains('\0') {
+            return None;
+        }
+        let file = root.join(rel);
+        file.is_file().then_some(file)
+    }
+}
+
+/// The media type by extension.
+fn content_type(path: &Path) -> &'static str {
+    match path.extension().and_then(|e| e.to_str()).unwrap_or("") {
+        "html" => "text/html; charset=utf-8",
+        "js" | "mjs" => "text/javascript; charset=utf-8",
+        "css" => "text/css; charset=utf-8",
+        "json" | "jsonl" => "application/json",
+        "wasm" => "application/wasm",
+        "png" => "image/png",
+        "svg" => "image/svg+xml",
+        _ => "application/octet-stream",
+    }
+}
+
+/// Answer one request.
+fn answer(site: &Site, req: &Request, out: &mut TcpStream) -> io::Result<()> {
+    if req.method != "GET" && req.method != "HEAD" {
+        return http::text(
+            out,
+            "405 Method Not Allowed",
+            "GET or HEAD only\n",
+            &[("Allow", "GET, HEAD".into())],
+        );
+    }
+    if req.path == "/" {
+        let to = "/www/index.html?store=/store/".to_string();
+        return http::text(
+            out,
+            "302 Found",
+            "the page is at /www/index.html\n",
+            &[("Location", to)],
+        );
+    }
+    let Some(path) = site.resolve(&req.path) else {
+        return http::text(out, "404 Not Found", "no such file\n", &[]);
+    };
+    let mut file = File::open(&path)?;
+    let len = file.metadata()?.len();
+    let mut headers = vec![
+        ("Content-Type", content_type(&path).to_string()),
+        ("Accept-Ranges", "bytes".to_string()),
+    ];
+    let (status, start, count) = match &req.range {
+        None => ("200 OK", 0, len),
+        Some(range) => match http::parse_range(range, len) {
+            Some((a, b)) => {
+                headers.push(("Content-Range", format!("bytes {a}-{b}/{len}")));
+                ("206 Partial Content", a, b - a + 1)
+            }
+            None => {
+                let extra = [("Content-Range", format!("bytes */{len}"))];
+                return http::text(out, "416 Range Not Satisfiable", "bad range\n", &extra);
+            }
+        },
+    };
+    http::head(out, status, &headers, count)?;
+    if req.method == "GET" {
+        file.seek(SeekFrom::Start(start))?;
+        io::copy(&mut file.take(count), out)?;
+    }
+    Ok(())
+}
+
+fn handle(site: &Site, mut stream: TcpStream) {
+    let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(10)));
+    match http::read_request(&stream) {
+        Ok(req) => {
+            let _ = answer(site, &req, &mut stream);
+        }
+        Err(RequestError::Bad(why)) => {
+            let _ = http::text(&mut stream, "400 Bad Request", &format!("{why}\n"), &[]);
+        }
+        Err(RequestError::Io(_)) => {}
+    }
+    let _ = stream.flush();
+}
+
+/// Bind 127.0.0.1 (`port` 0 picks a free one).
+pub fn bind(port: u16) -> Result<TcpListener, ServeError> {
+    TcpListener::bind(("127.0.0.1", port)).map_err(|source| ServeError::Bind { port, source })
+}
+
+/// Serve until the process ends, a thread per connection up to [`MAX_CONNECTIONS`].
+pub fn serve(site: Site, listener: TcpListener) {
+    let site = Arc::new(site);
+    let open = Arc::new(AtomicUsize::new(0));
+    for stream in listener.incoming().flatten() {
+        if open.load(Ordering::SeqCst) >= MAX_CONNECTIONS {
+            let mut stream = stream;
+            let _ = http::text(&mut stream, "503 Service Unavailable", "busy\n", &[]);
+            continue;
+        }
+        open.fetch_add(1, Ordering::SeqCst);
+        let (site, open) = (site.clone(), open.clone());
+        std::thread::spawn(move || {
+            handle(&site, stream);
+            open.fetch_sub(1, Ordering::SeqCst);
+        });
+    }
+}
