@@ -80,6 +80,7 @@ async function openTensorFile(file) {
   const keys = Object.keys(stats);
   $("file-summary").textContent = `${keys.length} tensor${keys.length === 1 ? "" : "s"}, ${sizeText(file.size)}. Statistics over the finite values, in float64.`;
   fill($("stats"), statsTable(stats));
+  filterStats();
   $("file-view").hidden = false;
   $("file-stats").hidden = false;
   const seen = seenOf(stats);
@@ -87,6 +88,18 @@ async function openTensorFile(file) {
   await setJudge((thresholds) => showVerdict($("verdict"), judgeFile(seen, thresholds), thresholds,
     `Judged from one file (${file.name}), node by node.`));
   $("status").textContent = `Opened ${file.name}.`;
+}
+
+/** Show only the statistics rows whose key contains the filter's text. */
+function filterStats() {
+  const want = $("stats-filter").value.trim().toLowerCase();
+  const rows = [...document.querySelectorAll("#stats-table tbody tr")];
+  let shown = 0;
+  for (const tr of rows) {
+    tr.hidden = want !== "" && !tr.firstElementChild.textContent.toLowerCase().includes(want);
+    if (!tr.hidden) shown += 1;
+  }
+  $("stats-shown").textContent = want ? `${shown} of ${rows.length} shown` : "";
 }
 
 // ---- a store ----
@@ -232,6 +245,7 @@ $("version").textContent = version();
 $("spec").addEventListener("input", showSpecId);
 showSpecId();
 wireOpen();
+$("stats-filter").addEventListener("input", filterStats);
 const asked = new URLSearchParams(location.search).get("store");
 if (asked) openUrl(asked);
 document.body.dataset.ready = "true";

@@ -111,6 +111,9 @@ test("weights judge NAN and INF; a file with NaN and inf raises both, with advic
   assert.deepEqual(await flagsShown(page), []);
   assert.match(await page.textContent("#verdict-summary"), /No flag raised/);
   assert.match(await page.textContent("#judgeable"), /From weights alone/);
+  await page.fill("#stats-filter", "FC1.");
+  assert.deepEqual(await page.locator("#stats-table tbody tr:visible th").allTextContents(), ["param.fc1.weight", "param.fc1.bias"]);
+  assert.equal(await page.textContent("#stats-shown"), "2 of 12 shown");
   assert.deepEqual(seen.errors, []);
   await page.close();
 });
