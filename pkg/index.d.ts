@@ -1,4 +1,4 @@
-// Type declarations for the somatize package (hand-written; the wasm bindings are internal).
+// Type declarations for the somatize package, Node and browser entries (hand-written; the wasm bindings are internal).
 
 /** An observable spec: what to measure, how, and when. Every field is part of its id. */
 export interface ObservableSpec {
@@ -46,3 +46,314 @@ export function specId(spec: ObservableSpec): string;
 export function specCanonical(spec: ObservableSpec): string;
 /** One-pass statistics of the values. */
 export function statsOf(values: Float32Array | Float64Array): Stats;
+
+// ---- observables, temporal functions, health ----
+
+/** A generated spec with its id. */
+export interface IdSpec {
+  id: string;
+  spec: ObservableSpec;
+}
+/** One spec per selected key × reduction; unknown names throw, naming them. */
+export function generate(
+  keys: string[],
+  reductions: string[],
+  transforms?: string[] | null,
+  options?: { kinds?: string[]; selector?: string } | null,
+): IdSpec[];
+
+/** A tensor handed in: key, shape, and values in C order. */
+export interface TensorIn {
+  key: string;
+  shape: number[];
+  values: Float32Array | Float64Array | Int32Array | Uint8Array | number[];
+}
+/** An observed value: a number (null when undefined), a vector, or a histogram. */
+export type Value = number | null | (number | null)[] | { edges: number[]; counts: number[] };
+/** Observe specs over tensors: every key read once, every reduction over one tensor in one pass. */
+export function observeTensors(
+  tensors: TensorIn[],
+  specs: ObservableSpec[],
+  step?: number,
+): { step: number; values: Record<string, Value>; skipped: ({ id: string } & Record<string, unknown>)[]; failed: string[] };
+
+/** x[i] - x[i-1] (NaN first). */
+export function delta(history: Float64Array | number[]): Float64Array;
+/** Exponential moving average, alpha in (0, 1]. */
+export function ema(history: Float64Array | number[], alpha: number): Float64Array;
+/** Least-squares slope over each window (NaN before the first full window). */
+export function slope(history: Float64Array | number[], window: number): Float64Array;
+/** Sample standard deviation (ddof = 1) over each window. */
+export function rollingStd(history: Float64Array | number[], window: number): Float64Array;
+
+/** One bound a flag is judged at. */
+export interface Bound {
+  name: string;
+  default: number;
+  meaning: string;
+  origin: "published" | "ours";
+  source: string;
+}
+/** What a flag means and what to do; throws for a name that is no flag. */
+export function about(flag: string): { flag: string; means: string; todo: string; bounds: Bound[]; metrics: string[]; sources: string[] };
+/** The default thresholds, {name: value}. */
+export function thresholdsDefault(): Record<string, number>;
+/** The nodes as seen: a list of {name, kind, metrics} or {node: {kind?, metric: value}}, in declaration order. */
+export type Seen =
+  | { name: string; kind?: string; metrics: Record<string, number> }[]
+  | Record<string, Record<string, number | string>>;
+/** A verdict: {where: [flag, …]}. */
+export type Verdict = Record<string, string[]>;
+/** The verdict on one picture of the nodes; thresholds are {name: value} overrides. */
+export function verdict(seen: Seen, thresholds?: Record<string, number> | null): Verdict;
+/** The verdict over a history of forwards, oldest first. */
+export function verdictOver(forwards: { number: number; nodes: Seen }[], thresholds?: Record<string, number> | null): Verdict;
+
+// ---- tensor files ----
+
+/** Shape, dtype and statistics of one tensor in a file. */
+export interface TensorStats extends Stats {
+  shape: number[];
+  dtype: string;
+}
+/** Statistics of every tensor in a .npy/.npz/.pt/.safetensors file's bytes, {key: TensorStats}. */
+export function tensorStats(bytes: Uint8Array, name: string): Record<string, TensorStats>;
+/** The tensors in a file's bytes, in file order. */
+export function tensorKeys(bytes: Uint8Array, name: string): { key: string; shape: number[]; dtype: string }[];
+
+/** The heavier functions as Promises: in the browser they run in the package's worker (a
+ * File/Blob is read there), in Node in this process. Errors reject with the core's message. */
+export const background: {
+  tensorStats(bytes: Uint8Array | Blob, name: string): Promise<Record<string, TensorStats>>;
+  tensorKeys(bytes: Uint8Array | Blob, name: string): Promise<{ key: string; shape: number[]; dtype: string }[]>;
+  /** Bytes of the wasm memory (the worker's in the browser); it grows and is never given back. */
+  memory(): Promise<{ wasm: number }>;
+};
+
+// ---- stores ----
+
+/** A store's plain files through synchronous methods; null means "does not exist". Without
+ * `list`, runs and writers come from the store's listing.jsonl (format 1.1). */
+export interface FilesSource {
+  list?(dir: string): string[] | null;
+  read(path: string): Uint8Array | null;
+  readRange(path: string, offset: number, len: number): Uint8Array | null;
+  size(path: string): number | null;
+}
+/** A snapshot zip read by ranges. */
+export interface SnapshotSource {
+  size: number;
+  readAt(offset: number, len: number): Uint8Array;
+}
+/** What openStore takes. Node: a folder or snapshot path, a file: URL, an http(s) URL (as in
+ * the browser), snapshot bytes, a source object. Browser: an http(s) URL (plain files, or a snapshot ending in .zip), a
+ * snapshot File/Blob/bytes, a FileList/File[] of a dropped folder (webkitRelativePath) or
+ * {path, file}[], a FileSystemDirectoryHandle or FileSystemFileHandle, a DataTransfer or its items. */
+export type StoreSource =
+  | string
+  | URL
+  | Uint8Array
+  | ArrayBuffer
+  | Blob
+  | FileList
+  | File[]
+  | { path: string; file: File }[]
+  | FileSystemDirectoryHandle
+  | FileSystemFileHandle
+  | DataTransfer
+  | DataTransferItemList
+  | DataTransferItem[]
+  | FilesSource
+  | SnapshotSource;
+
+export interface OpenOptions {
+  /** The name used in messages (default: the path or URL). */
+  name?: string;
+  /** http(s) URLs: read it as a snapshot zip (default: when the path ends in .zip). */
+  snapshot?: boolean;
+}
+
+/** A summarised field of an index line: `<kind>.<field>` → value (non-finite numbers as numbers). */
+export type Field = number | string | boolean | null;
+
+/** One forward's index line, with the writer that wrote it. */
+export interface IndexRow {
+  writer: string;
+  forward: number;
+  /** When the line was written, µs since the Unix epoch, the writer's clock. */
+  written_us: number;
+  took_us: number;
+  broke: boolean;
+  error?: string;
+  fields?: Record<string, Field>;
+  blob?: string;
+  len?: number;
+  crc32?: number;
+}
+
+/** A fact of a forward, as the sender gave it. */
+export interface Fact {
+  node: string;
+  kind: string;
+  began_us: number;
+  took_us: number;
+  where: string;
+  read_back?: boolean;
+  error?: string;
+  [extra: string]: unknown;
+}
+
+/** One forward's blob but its tensors. */
+export interface Fetched {
+  row: IndexRow;
+  meta: {
+    run: string;
+    writer: string;
+    forward: number;
+    written_us: number;
+    took_us: number;
+    broke: boolean;
+    error?: string;
+    fields: Record<string, Field>;
+    tensors: string[];
+  };
+  facts: Fact[];
+  /** Per node or tensor key: metric → number. */
+  stats: Record<string, Record<string, number>>;
+  /** Keys of the tensors kept in the blob. */
+  tensors: string[];
+}
+
+/** An open store; every method is a Promise; errors are Errors with the core's message. */
+export class Store {
+  /** Call a store function of the core by name with its options object. */
+  call(name: string, options?: object): Promise<unknown>;
+  /** The format file: {format: "somatize-store", version: "MAJOR.MINOR"}. */
+  format(): Promise<{ format: string; version: string }>;
+  /** Every run name, sorted. */
+  listRuns(): Promise<string[]>;
+  /** The writers of a run, sorted. */
+  writers(options: { run: string }): Promise<string[]>;
+  /** Index rows of a run in (forward, writer) order: all, the last N, or forwards from..=to
+   * (at most limit); `bad` holds the messages of unreadable lines skipped. */
+  scan(options: { run: string; last?: number; from?: number; to?: number; limit?: number }): Promise<{ rows: IndexRow[]; bad: string[] }>;
+  /** One forward (from one writer: the first that has it unless given). */
+  fetch(options: { run: string; forward: number; writer?: string }): Promise<Fetched>;
+  /** Every run, newest last. One scan of the indexes. */
+  runs(): Promise<Answer<RunRow[]>>;
+  /** Every forward of a run in order; summarised fields as `<kind>.<field>` (text). One scan. */
+  forwards(options: { run: string }): Promise<Answer<ForwardRow[]>>;
+  /** One number per forward, `[forward, value]`: a scan when `of` is summarised, else a fetch per forward. */
+  curve(options: { run: string; of?: string }): Promise<Answer<[number, number][]>>;
+  /** Whether `curve` would scan the index or fetch every blob. */
+  curveCosts(options: { run: string; of?: string }): Promise<"scan" | "fetch">;
+  /** The facts of one forward in arrival order, or null for no such forward. */
+  facts(options: { run: string; forward: number }): Promise<Fact[] | null>;
+  /** Per node and where: how often it ran, its time, read-backs. A fetch per forward (`last` limits it). */
+  nodes(options: { run: string; last?: number }): Promise<Answer<NodeRow[]>>;
+  /** Per machine: the inverse of nodes with its newest reading and waiting_us. */
+  fleet(options: { run: string; last?: number }): Promise<Answer<FleetRow[]>>;
+  /** Every machine's newest reading, keyed by machine, with quiet_s measured writer against writer. */
+  standing(): Promise<Record<string, StandingRow>>;
+  /** A figure as Plotly figure JSON, with what was skipped to draw it. */
+  figure(options: {
+    kind: "progress" | "spent" | "gantt" | "machines";
+    run: string;
+    smooth?: number;
+    of?: string;
+    last?: number;
+    forward?: number;
+  }): Promise<Figure>;
+  /** What the store's source has read so far. */
+  stats(): Promise<{ reads: number; bytes: number }>;
+  /** See files written since (a directory handle being written); other sources read afresh anyway. */
+  refresh(): Promise<void>;
+  /** Release the store; calls after it reject. */
+  close(): Promise<void>;
+}
+
+/** Open a store; reads are lazy (only the indexes and blobs a call needs). */
+export function openStore(source: StoreSource, options?: OpenOptions): Promise<Store>;
+
+/** Node only: a store folder as a FilesSource (synchronous fs reads by range). */
+export function folderSource(root: string): FilesSource & { counts: { reads: number; bytes: number } };
+/** Node only: a snapshot file kept open and read by ranges; close() closes it. */
+export function snapshotFile(path: string): SnapshotSource & { counts: { reads: number; bytes: number }; close(): void };
+
+/** Something a record function could not read and left out, naming where. */
+export interface Skip {
+  run: string;
+  writer?: string | null;
+  forward?: number | null;
+  line?: number | null;
+  reason: string;
+}
+/** An answer and what was skipped to give it. */
+export interface Answer<T> {
+  rows: T;
+  skipped: Skip[];
+}
+export interface RunRow {
+  run: string;
+  writers: number;
+  forwards: number;
+  broke: number;
+  first_written_us: number | null;
+  last_written_us: number | null;
+  took_us: number;
+  mean_took_us: number;
+  ended_ok: boolean | null;
+}
+export interface ForwardRow {
+  forward: number;
+  writer: string;
+  written_us: number;
+  took_us: number;
+  broke: boolean;
+  error?: string;
+  [field: string]: string | number | boolean | undefined;
+}
+export interface NodeRow {
+  node: string;
+  kind: string;
+  where: string;
+  ran: number;
+  read_back: number;
+  failed: number;
+  total_us: number;
+  mean_us: number;
+}
+export interface FleetRow {
+  machine: string;
+  nodes: string[];
+  ran: number;
+  read_back: number;
+  working_us: number;
+  calls: number;
+  round_trip_us: number | null;
+  waiting_us: number | null;
+  busy: number | null;
+  memory: number | null;
+  cores: number | null;
+  up_us: number | null;
+  served: number | null;
+  reading_written_us: number | null;
+}
+export interface StandingRow {
+  machine: string;
+  run: string;
+  writer: string;
+  written_us: number;
+  busy: number | null;
+  memory: number | null;
+  cores: number | null;
+  up_us: number | null;
+  served: number | null;
+  quiet_s: number;
+}
+/** A Plotly figure (`Plotly.react(div, figure.data, figure.layout)`), with the skips behind it. */
+export interface Figure {
+  data: object[];
+  layout: object;
+  skipped: Skip[];
+}

@@ -9,6 +9,7 @@ pub mod generate;
 pub mod health;
 pub mod linalg;
 pub mod ops;
+pub mod readback;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod record;
 pub mod registry;

@@ -418,3 +418,560 @@ pub fn tensor_keys(bytes: JsValue, name: &str) -> Result<JsValue, JsError> {
     let file = crate::tensor::TensorFile::open(name, source).map_err(js_err)?;
     to_js(&file.entries())
 }
+
+// ---- stores: any store reachable from JS through synchronous reads, read lazily ----
+
+use crate::store::{ListedFs, RangeSource, Store, StoreError, StoreFs, ZipFs};
+
+/// The message of a thrown JS value: an `Error`'s message, a string, or its debug form.
+fn thrown_message(e: &JsValue) -> String {
+    if let Some(err) = e.dyn_ref::<js_sys::Error>() {
+        return String::from(err.message());
+    }
+    e.as_string().unwrap_or_else(|| format!("{e:?}"))
+}
+
+/// A method of a JS object, if it has one by that name.
+fn js_method(obj: &JsValue, name: &str) -> Option<js_sys::Function> {
+    js_sys::Reflect::get(obj, &JsValue::from_str(name))
+        .ok()
+        .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
+}
+
+/// A JS failure on `path` during `op` as a store error carrying the JS message.
+fn js_io(path: &str, op: &'static str, message: String) -> StoreError {
+    StoreError::Io {
+        path: path.to_string(),
+        op,
+        source: std::io::Error::other(message),
+    }
+}
+
+/// Call `f` on `this`; a throw becomes `Io`, a `null`/`undefined` answer `NotFound`.
+fn js_call(
+    f: &js_sys::Function,
+    this: &JsValue,
+    args: &[JsValue],
+    path: &str,
+    op: &'static str,
+) -> crate::store::error::Result<JsValue> {
+    let array: js_sys::Array = args.iter().collect();
+    let v = f
+        .apply(this, &array)
+        .map_err(|e| js_io(path, op, thrown_message(&e)))?;
+    if v.is_null() || v.is_undefined() {
+        return Err(StoreError::NotFound {
+            path: path.to_string(),
+        });
+    }
+    Ok(v)
+}
+
+/// Bytes answered by JS (a `Uint8Array` or an `ArrayBuffer`), at most `cap` of them.
+fn js_bytes(
+    v: JsValue,
+    path: &str,
+    op: &'static str,
+    cap: u64,
+) -> crate::store::error::Result<Vec<u8>> {
+    let array = if let Some(a) = v.dyn_ref::<js_sys::Uint8Array>() {
+        a.clone()
+    } else if v.is_instance_of::<js_sys::ArrayBuffer>() {
+        js_sys::Uint8Array::new(&v)
+    } else {
+        return Err(js_io(path, op, "the source answered no Uint8Array".into()));
+    };
+    let n = u64::from(array.length()).min(cap) as u32;
+    Ok(array.subarray(0, n).to_vec())
+}
+
+/// A length answered by JS: a whole number from 0 to 2^53.
+fn js_len(v: JsValue, path: &str) -> crate::store::error::Result<u64> {
+    match v.as_f64() {
+        Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= 9_007_199_254_740_992.0 => Ok(n as u64),
+        _ => Err(js_io(
+            path,
+            "stat",
+            format!("the source answered size {v:?}"),
+        )),
+    }
+}
+
+/// A store's plain files through a JS object with synchronous methods `list?(dir) ->
+/// string[]`, `read(path) -> Uint8Array`, `readRange(path, offset, len) -> Uint8Array`,
+/// `size(path) -> number`; `null` means the file (or folder) does not exist, a throw is an
+/// error carrying its message. Without `list` the store's `listing.jsonl` is used (HTTP).
+struct JsFs {
+    this: JsValue,
+    list: Option<js_sys::Function>,
+    read: js_sys::Function,
+    read_range: js_sys::Function,
+    size: js_sys::Function,
+}
+
+impl JsFs {
+    fn new(this: JsValue) -> Result<Self, JsError> {
+        let need = |name: &str| {
+            js_method(&this, name).ok_or_else(|| {
+                JsError::new(&format!(
+                    "a store source needs a {name} method (read, readRange, size; list optional)"
+                ))
+            })
+        };
+        Ok(JsFs {
+            list: js_method(&this, "list"),
+            read: need("read")?,
+            read_range: need("readRange")?,
+            size: need("size")?,
+            this,
+        })
+    }
+}
+
+impl StoreFs for JsFs {
+    fn list(&self, dir: &str) -> crate::store::error::Result<Vec<String>> {
+        let Some(list) = &self.list else {
+            return Err(js_io(dir, "list", "this source cannot list folders".into()));
+        };
+        let v = js_call(list, &self.this, &[JsValue::from_str(dir)], dir, "list")?;
+        let array = v
+            .dyn_into::<js_sys::Array>()
+            .map_err(|_| js_io(dir, "list", "the source answered no array".into()))?;
+        let mut out: Vec<String> = array.iter().filter_map(|n| n.as_string()).collect();
+        out.sort();
+        Ok(out)
+    }
+
+    fn read(&self, path: &str) -> crate::store::error::Result<Vec<u8>> {
+        let v = js_call(
+            &self.read,
+            &self.this,
+            &[JsValue::from_str(path)],
+            path,
+            "read",
+        )?;
+        js_bytes(v, path, "read", u64::MAX)
+    }
+
+    fn read_range(
+        &self,
+        path: &str,
+        offset: u64,
+        len: u64,
+    ) -> crate::store::error::Result<Vec<u8>> {
+        let args = [
+            JsValue::from_str(path),
+            JsValue::from_f64(offset as f64),
+            JsValue::from_f64(len as f64),
+        ];
+        let v = js_call(&self.read_range, &self.this, &args, path, "read")?;
+        js_bytes(v, path, "read", len)
+    }
+
+    fn len(&self, path: &str) -> crate::store::error::Result<u64> {
+        let v = js_call(
+            &self.size,
+            &self.this,
+            &[JsValue::from_str(path)],
+            path,
+            "stat",
+        )?;
+        js_len(v, path)
+    }
+}
+
+/// A snapshot's bytes through JS: `{size: number, readAt(offset, len) -> Uint8Array}`, or a
+/// `Uint8Array` holding the zip (read range by range in place, never copied whole).
+enum JsRange {
+    Reader {
+        this: JsValue,
+        read_at: js_sys::Function,
+        size: u64,
+        name: String,
+    },
+    Bytes(js_sys::Uint8Array),
+}
+
+impl JsRange {
+    fn new(source: JsValue, name: &str) -> Result<Self, JsError> {
+        if let Some(a) = source.dyn_ref::<js_sys::Uint8Array>() {
+            return Ok(JsRange::Bytes(a.clone()));
+        }
+        let read_at = js_method(&source, "readAt").ok_or_else(|| {
+            JsError::new("a snapshot is a Uint8Array or an object {size, readAt(offset, len)}")
+        })?;
+        let size = js_sys::Reflect::get(&source, &JsValue::from_str("size"))
+            .map_err(|e| JsError::new(&thrown_message(&e)))?;
+        let size = js_len(size, name).map_err(js_err)?;
+        Ok(JsRange::Reader {
+            this: source,
+            read_at,
+            size,
+            name: name.to_string(),
+        })
+    }
+}
+
+impl RangeSource for JsRange {
+    fn size(&self) -> u64 {
+        match self {
+            JsRange::Reader { size, .. } => *size,
+            JsRange::Bytes(a) => u64::from(a.length()),
+        }
+    }
+
+    fn read_at(&self, offset: u64, len: u64) -> crate::store::error::Result<Vec<u8>> {
+        match self {
+            JsRange::Reader {
+                this,
+                read_at,
+                name,
+                ..
+            } => {
+                let args = [
+                    JsValue::from_f64(offset as f64),
+                    JsValue::from_f64(len as f64),
+                ];
+                let v = js_call(read_at, this, &args, name, "read")?;
+                js_bytes(v, name, "read", len)
+            }
+            JsRange::Bytes(a) => {
+                let size = u64::from(a.length());
+                let start = offset.min(size);
+                let end = offset.saturating_add(len).min(size);
+                // Both ends are at most the array's length, which is a u32.
+                Ok(a.subarray(start as u32, end as u32).to_vec())
+            }
+        }
+    }
+}
+
+/// An open store, read lazily through JS: only the files a call needs are read.
+#[wasm_bindgen]
+pub struct StoreHandle {
+    store: Store<Box<dyn StoreFs>>,
+}
+
+#[wasm_bindgen]
+impl StoreHandle {
+    /// Open a store served as plain files by a JS source (see `JsFs`); `name` is used in
+    /// messages. A newer major format, or no format file, throws.
+    #[wasm_bindgen(js_name = openFiles)]
+    pub fn open_files(source: JsValue, name: &str) -> Result<StoreHandle, JsError> {
+        let fs = JsFs::new(source)?;
+        let fs: Box<dyn StoreFs> = if fs.list.is_some() {
+            Box::new(fs)
+        } else {
+            Box::new(ListedFs::new(fs))
+        };
+        let store = Store::open(fs).map_err(|e| js_err(format!("{name}: {e}")))?;
+        Ok(StoreHandle { store })
+    }
+
+    /// Open a snapshot zip given as a `Uint8Array` or `{size, readAt(offset, len)}`: its
+    /// central directory is read once, then each file by two range reads.
+    #[wasm_bindgen(js_name = openSnapshot)]
+    pub fn open_snapshot(source: JsValue, name: &str) -> Result<StoreHandle, JsError> {
+        let zip = ZipFs::new(JsRange::new(source, name)?, name).map_err(js_err)?;
+        let store = Store::open(Box::new(zip) as Box<dyn StoreFs>)
+            .map_err(|e| js_err(format!("{name}: {e}")))?;
+        Ok(StoreHandle { store })
+    }
+
+    /// Call store function `name` with its options object (see `store_call`).
+    pub fn call(&self, name: &str, options: JsValue) -> Result<JsValue, JsError> {
+        store_call(&self.store, name, options)
+    }
+}
+
+/// Options naming a run.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RunOpts {
+    run: String,
+}
+
+/// Options of `scan`: a run, and optionally only its last N forwards, or those in
+/// `from..=to`, at most `limit` of them.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScanOpts {
+    run: String,
+    last: Option<usize>,
+    from: Option<u64>,
+    to: Option<u64>,
+    limit: Option<usize>,
+}
+
+/// Options of `fetch`: one forward of a run, from one writer (the first that has it when
+/// not given).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FetchOpts {
+    run: String,
+    forward: u64,
+    writer: Option<String>,
+}
+
+/// One index row as `scan` returns it: the writer and the index line's fields.
+#[derive(Serialize)]
+struct Row<'a> {
+    writer: &'a str,
+    #[serde(flatten)]
+    entry: &'a crate::store::IndexEntry,
+}
+
+/// What `scan` returns: rows in (forward, writer) order and the unreadable lines skipped.
+#[derive(Serialize)]
+struct ScanJs<'a> {
+    rows: Vec<Row<'a>>,
+    bad: Vec<String>,
+}
+
+/// What `fetch` returns: the forward's index row and its blob's contents but the tensors.
+#[derive(Serialize)]
+struct FetchJs<'a> {
+    row: Row<'a>,
+    meta: crate::store::ForwardMeta,
+    facts: Vec<crate::store::Fact>,
+    stats: crate::store::NodeStats,
+    tensors: Vec<&'a str>,
+}
+
+/// Read a call's options object (`undefined` is `{}`).
+fn call_opts<T: DeserializeOwned>(name: &str, options: JsValue) -> Result<T, JsError> {
+    let options = if options.is_undefined() || options.is_null() {
+        js_sys::Object::new().into()
+    } else {
+        options
+    };
+    // Through a JSON value, so that `deny_unknown_fields` sees every key the caller gave.
+    let what = format!("options of {name}");
+    let value: serde_json::Value = from_js(&what, options)?;
+    serde_json::from_value(value).map_err(|e| JsError::new(&format!("{what}: {e}")))
+}
+
+/// The names `store_call` answers, for the message about an unknown one.
+const STORE_CALLS: &[&str] = &[
+    "format",
+    "listRuns",
+    "writers",
+    "scan",
+    "fetch",
+    "runs",
+    "forwards",
+    "curve",
+    "curveCosts",
+    "facts",
+    "nodes",
+    "fleet",
+    "standing",
+    "figure",
+];
+
+/// One call on an open store: `name` is the JS method, `options` its options object.
+///
+/// The pattern for every store function: one arm that reads its options with
+/// `call_opts::<Opts>(name, options)?` (a `#[derive(Deserialize)] #[serde(deny_unknown_fields)]`
+/// struct, camelCase names via `#[serde(rename_all = "camelCase")]`), calls the core function
+/// with `store` (`&Store<F>`, any `F: StoreFs`), maps its error with `js_err`, and returns
+/// `to_js(&answer)`; then add its name to `STORE_CALLS`, a one-line method to the `Store`
+/// class in pkg/store.js (`foo(options) { return this.call("foo", options); }`) and its
+/// type to pkg/index.d.ts. Nothing else changes: Node and the browser's worker both reach
+/// every arm through `StoreHandle.call`.
+fn store_call<F: StoreFs>(
+    store: &Store<F>,
+    name: &str,
+    options: JsValue,
+) -> Result<JsValue, JsError> {
+    match name {
+        "format" => to_js(&store.format),
+        "listRuns" => to_js(&store.runs().map_err(js_err)?),
+        "writers" => {
+            let o: RunOpts = call_opts(name, options)?;
+            to_js(&store.writers(&o.run).map_err(js_err)?)
+        }
+        "scan" => scan_js(store, call_opts(name, options)?),
+        "fetch" => fetch_js(store, call_opts(name, options)?),
+        "runs" | "forwards" | "curve" | "curveCosts" | "facts" | "nodes" | "fleet" | "standing" => {
+            readback_call(store, name, options)
+        }
+        "figure" => figure_call(store, call_opts(name, options)?),
+        _ => Err(JsError::new(&format!(
+            "no store function {name:?}; there are {}",
+            STORE_CALLS.join(", ")
+        ))),
+    }
+}
+
+fn scan_js<F: StoreFs>(store: &Store<F>, o: ScanOpts) -> Result<JsValue, JsError> {
+    let mut bad = Vec::new();
+    let items = match o.last {
+        Some(n) => store
+            .last(&o.run, n, &mut |e| bad.push(e.to_string()))
+            .map_err(js_err)?,
+        None => {
+            let mut items = Vec::new();
+            let limit = o.limit.unwrap_or(usize::MAX);
+            for item in store.scan(&o.run).map_err(js_err)? {
+                match item {
+                    Err(e) => bad.push(e.to_string()),
+                    Ok(i) if o.to.is_some_and(|t| i.entry.forward > t) => break,
+                    Ok(i) if o.from.is_some_and(|f| i.entry.forward < f) => {}
+                    Ok(i) => items.push(i),
+                }
+                if items.len() >= limit {
+                    break;
+                }
+            }
+            items
+        }
+    };
+    let rows = items
+        .iter()
+        .map(|i| Row {
+            writer: &i.writer,
+            entry: &i.entry,
+        })
+        .collect();
+    to_js(&ScanJs { rows, bad })
+}
+
+fn fetch_js<F: StoreFs>(store: &Store<F>, o: FetchOpts) -> Result<JsValue, JsError> {
+    let items = store.find(&o.run, o.forward).map_err(js_err)?;
+    let item = items
+        .iter()
+        .find(|i| o.writer.as_deref().is_none_or(|w| *i.writer == *w))
+        .ok_or_else(|| {
+            JsError::new(&format!(
+                "run {:?} has no forward {}{}",
+                o.run,
+                o.forward,
+                o.writer
+                    .as_deref()
+                    .map(|w| format!(" from writer {w:?}"))
+                    .unwrap_or_default()
+            ))
+        })?;
+    let blob = store
+        .fetch(&o.run, &item.writer, &item.entry)
+        .map_err(js_err)?;
+    to_js(&FetchJs {
+        row: Row {
+            writer: &item.writer,
+            entry: &item.entry,
+        },
+        meta: blob.meta().map_err(js_err)?,
+        facts: blob.facts().map_err(js_err)?,
+        stats: blob.stats().map_err(js_err)?,
+        tensors: blob.tensor_keys(),
+    })
+}
+
+// ---- reading a record back: the seed's somatize.record over an open store ----
+
+/// Options of the record functions: the run, and what each one takes.
+#[derive(serde::Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RecordOpts {
+    run: Option<String>,
+    of: Option<String>,
+    forward: Option<u64>,
+    last: Option<usize>,
+}
+
+impl RecordOpts {
+    /// The run, which every function but `runs` and `standing` needs.
+    fn run(&self, name: &str) -> Result<&str, JsError> {
+        self.run
+            .as_deref()
+            .ok_or_else(|| JsError::new(&format!("{name} needs {{run}}")))
+    }
+
+    fn of(&self) -> &str {
+        self.of.as_deref().unwrap_or(crate::readback::DEFAULT_FIELD)
+    }
+}
+
+/// `runs`, `forwards`, `curve`, `curveCosts`, `facts`, `nodes`, `fleet`, `standing`: the
+/// answers as Rust gives them (`{rows, skipped}` where something can be skipped).
+fn readback_call<F: StoreFs>(
+    store: &Store<F>,
+    name: &str,
+    options: JsValue,
+) -> Result<JsValue, JsError> {
+    use crate::readback as rb;
+    let o: RecordOpts = call_opts(name, options)?;
+    match name {
+        "runs" => to_js(&rb::runs(store).map_err(js_err)?),
+        "forwards" => to_js(&rb::forwards(store, o.run(name)?).map_err(js_err)?),
+        "curve" => to_js(&rb::curve(store, o.run(name)?, o.of()).map_err(js_err)?),
+        "curveCosts" => to_js(&rb::curve_costs(store, o.run(name)?, o.of()).map_err(js_err)?),
+        "facts" => {
+            let forward = o
+                .forward
+                .ok_or_else(|| JsError::new("facts needs {run, forward}"))?;
+            to_js(&rb::facts(store, o.run(name)?, forward).map_err(js_err)?)
+        }
+        "nodes" => to_js(&rb::nodes(store, o.run(name)?, o.last).map_err(js_err)?),
+        "fleet" => to_js(&rb::fleet(store, o.run(name)?, o.last).map_err(js_err)?),
+        _ => to_js(&rb::standing(store).map_err(js_err)?),
+    }
+}
+
+/// Options of `figure`: which figure, of which run, and what that figure takes.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FigureOpts {
+    kind: String,
+    run: String,
+    of: Option<String>,
+    smooth: Option<usize>,
+    last: Option<usize>,
+    forward: Option<u64>,
+}
+
+/// A figure with what was skipped to draw it: Plotly's `{data, layout}` plus `skipped`.
+#[derive(Serialize)]
+struct FigureJs<'a> {
+    data: &'a [serde_json::Value],
+    layout: &'a serde_json::Value,
+    skipped: &'a [crate::readback::Skip],
+}
+
+fn figure_js(answer: crate::readback::Answer<crate::figures::Figure>) -> Result<JsValue, JsError> {
+    let f = &answer.rows;
+    to_js(&FigureJs {
+        data: &f.data,
+        layout: &f.layout,
+        skipped: &answer.skipped,
+    })
+}
+
+/// `figure({kind, run, …})`: progress, spent, gantt or machines as Plotly figure JSON.
+fn figure_call<F: StoreFs>(store: &Store<F>, o: FigureOpts) -> Result<JsValue, JsError> {
+    use crate::figures;
+    let run = o.run.as_str();
+    match o.kind.as_str() {
+        "progress" => {
+            let mut live = crate::readback::LiveOptions {
+                smooth: o.smooth.unwrap_or(0),
+                ..Default::default()
+            };
+            if let Some(of) = o.of {
+                live.of = of;
+            }
+            figure_js(figures::progress::progress(store, run, live).map_err(js_err)?)
+        }
+        "spent" => figure_js(figures::spent::spent(store, run, o.last).map_err(js_err)?),
+        "machines" => figure_js(figures::machines::machines(store, run, o.last).map_err(js_err)?),
+        "gantt" => {
+            let figure =
+                figures::gantt::gantt(store, run, o.forward.unwrap_or(0)).map_err(js_err)?;
+            figure_js(crate::readback::Answer::new(figure))
+        }
+        other => Err(JsError::new(&format!(
+            "no figure {other:?}; there are progress, spent, gantt, machines"
+        ))),
+    }
+}

@@ -23,7 +23,10 @@ fn entries_outside(root: &Path) -> Vec<String> {
 
 #[test]
 fn escaping_run_and_writer_names_are_refused() {
-    let root = temp_dir("names");
+    // The store sits one level down in a folder of its own, so "outside the store" is a
+    // place no other test or process writes to.
+    let root = temp_dir("names").join("store");
+    std::fs::create_dir_all(&root).unwrap();
     let table: &[(&str, &str)] = &[
         ("../evil", "w"),
         ("/tmp/evil", "w"),

@@ -2,7 +2,9 @@
 
 mod about;
 mod export;
+mod figure;
 mod observe;
+mod read;
 mod record;
 mod serve;
 mod spec_id;
@@ -38,6 +40,22 @@ enum Command {
     Export(export::Args),
     /// Print every tensor's key, shape, dtype and statistics from a .npy/.npz/.pt/.safetensors file.
     Stats(stats::Args),
+    /// Every run in a store (folder or snapshot .zip), newest last: forwards, breaks, times.
+    Runs(read::Args),
+    /// Every forward of a run, with its summarised fields.
+    Forwards(read::Args),
+    /// One number per forward (--of, default loss.value): from the index, or a fetch each.
+    Curve(read::Args),
+    /// Everything that happened in one forward (--forward N), in arrival order.
+    Facts(read::Args),
+    /// Per node: times run, total and mean time, times read back, where (--last N).
+    Nodes(read::Args),
+    /// Per machine: what ran there, working vs waiting, its newest reading (--last N).
+    Fleet(read::Args),
+    /// Every machine's newest reading and how quiet it has been, writer against writer.
+    Standing(read::Args),
+    /// Write a figure of a run as Plotly JSON: progress, spent, gantt or machines.
+    Figure(figure::Args),
 }
 
 /// Parse the process arguments, run the command, and turn an error into exit status 2.
@@ -52,6 +70,14 @@ pub fn main() -> ExitCode {
         Command::Serve(args) => serve::run(args),
         Command::Export(args) => export::run(args),
         Command::Stats(args) => stats::run(args),
+        Command::Runs(args) => read::run(read::What::Runs, args),
+        Command::Forwards(args) => read::run(read::What::Forwards, args),
+        Command::Curve(args) => read::run(read::What::Curve, args),
+        Command::Facts(args) => read::run(read::What::Facts, args),
+        Command::Nodes(args) => read::run(read::What::Nodes, args),
+        Command::Fleet(args) => read::run(read::What::Fleet, args),
+        Command::Standing(args) => read::run(read::What::Standing, args),
+        Command::Figure(args) => figure::run(args),
     };
     match result {
         Ok(code) => code,

@@ -8,6 +8,11 @@
 use serde::Serialize;
 use serde_json::{json, Value};
 
+pub mod gantt;
+pub mod machines;
+pub mod progress;
+pub mod spent;
+
 /// Neutral categorical colours (Okabe–Ito, colour-blind safe), none of which means good or bad.
 pub const PALETTE: &[&str] = &[
     "#0072b2", "#e69f00", "#56b4e9", "#009e73", "#cc79a7", "#f0e442", "#d55e00", "#000000",

@@ -10,7 +10,7 @@ pub const FORMAT_NAME: &str = "somatize-store";
 /// The major version this code writes and the newest it reads.
 pub const MAJOR: u32 = 1;
 /// The minor version this code writes (readers accept any minor of a known major).
-pub const MINOR: u32 = 0;
+pub const MINOR: u32 = 1;
 /// The folder under the root that holds one folder per run.
 pub const RUNS_DIR: &str = "runs";
 /// A writer's append-only index, one JSON line per forward.

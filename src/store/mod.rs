@@ -8,6 +8,7 @@ mod fastline;
 pub mod format;
 pub mod fs;
 pub mod index;
+pub mod listing;
 pub mod names;
 pub mod npy;
 #[cfg(not(target_arch = "wasm32"))]
@@ -27,6 +28,7 @@ pub use fact::{Fact, Field, Fields, NodeStats, Num};
 pub use fs::{DirFs, FileSource};
 pub use fs::{RangeSource, StoreFs, ZipFs};
 pub use index::{IndexEntry, IndexLine};
+pub use listing::ListedFs;
 pub use reading::{ExitRecord, Reading};
 pub use scan::{RunScan, ScanItem, Store};
 #[cfg(not(target_arch = "wasm32"))]

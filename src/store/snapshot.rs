@@ -96,6 +96,20 @@ pub fn export<F: StoreFs>(
     let fmt = serde_json::to_vec(&FormatFile::current()).unwrap_or_default();
     let wrap = |e: std::io::Error| StoreError::io(out.display().to_string(), "write", e);
     z.add(format::FORMAT_FILE, &[&fmt]).map_err(wrap)?;
+    let mut listing = String::new();
+    for run in &runs {
+        for w in store.writers(run)? {
+            listing.push_str(
+                &super::listing::ListingLine {
+                    run: run.clone(),
+                    writer: w,
+                }
+                .to_line(),
+            );
+        }
+    }
+    z.add(super::listing::LISTING_FILE, &[listing.as_bytes()])
+        .map_err(wrap)?;
     for run in &runs {
         sum.runs += 1;
         let keep = match last {

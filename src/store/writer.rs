@@ -137,7 +137,11 @@ impl Writer {
             });
         }
         remove_temporaries(&blobs)?;
-        let (index, last) = open_lines(&dir.join(format::INDEX_FILE))?;
+        let index_path = dir.join(format::INDEX_FILE);
+        if !index_path.exists() || !root.join(super::listing::LISTING_FILE).exists() {
+            super::listing::register(root, run, writer)?;
+        }
+        let (index, last) = open_lines(&index_path)?;
         let last_forward = last
             .as_deref()
             .and_then(|l| IndexLine::parse(l).ok())

@@ -1,6 +1,7 @@
 // Browser-test harness: a static server over the repo on 127.0.0.1 and headless Debian Chromium via playwright-core.
 import { createServer } from "node:http";
-import { readFile, mkdir } from "node:fs/promises";
+import { createReadStream } from "node:fs";
+import { mkdir, stat } from "node:fs/promises";
 import { extname, join, normalize, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
@@ -17,22 +18,54 @@ const types = {
   ".wasm": "application/wasm",
 };
 
-/** Serve the repo's files (GET only, no listing, nothing outside the repo) on an ephemeral port. */
+/** Serve the repo's files (GET and HEAD, single `Range: bytes=a-b` requests, no listing,
+ * nothing outside the repo) on an ephemeral port. `served` counts bytes sent per URL path. */
 export async function serve() {
+  const served = new Map();
   const server = createServer(async (req, res) => {
     const path = normalize(decodeURIComponent(new URL(req.url, "http://x").pathname));
     const file = join(root, path);
     if (!file.startsWith(root) || path.split(sep).includes("..")) return res.writeHead(403).end();
+    if (req.method !== "GET" && req.method !== "HEAD") return res.writeHead(405).end();
+    // Chromium asks every origin for an icon; answer "no content" rather than log a 404.
+    if (path === "/favicon.ico") return res.writeHead(204).end();
+    let size;
     try {
-      const body = await readFile(file);
-      res.writeHead(200, { "content-type": types[extname(file)] ?? "application/octet-stream" });
-      res.end(body);
+      const st = await stat(file);
+      if (!st.isFile()) throw new Error("not a file");
+      size = st.size;
     } catch {
-      res.writeHead(404).end();
+      return res.writeHead(404).end();
     }
+    const headers = {
+      "content-type": types[extname(file)] ?? "application/octet-stream",
+      "accept-ranges": "bytes",
+    };
+    let start = 0;
+    let end = size - 1;
+    let status = 200;
+    const range = /^bytes=(\d*)-(\d*)$/.exec(req.headers.range ?? "");
+    if (req.headers.range !== undefined) {
+      if (!range || (range[1] === "" && range[2] === "")) return res.writeHead(416).end();
+      if (range[1] === "") start = Math.max(0, size - Number(range[2]));
+      else {
+        start = Number(range[1]);
+        if (range[2] !== "") end = Math.min(end, Number(range[2]));
+      }
+      if (start >= size || start > end) {
+        return res.writeHead(416, { "content-range": `bytes */${size}` }).end();
+      }
+      status = 206;
+      headers["content-range"] = `bytes ${start}-${end}/${size}`;
+    }
+    headers["content-length"] = String(end - start + 1);
+    res.writeHead(status, headers);
+    if (req.method === "HEAD" || size === 0) return res.end();
+    served.set(path, (served.get(path) ?? 0) + (end - start + 1));
+    createReadStream(file, { start, end }).pipe(res);
   });
   await new Promise((ok) => server.listen(0, "127.0.0.1", ok));
-  return { server, origin: `http://127.0.0.1:${server.address().port}` };
+  return { server, origin: `http://127.0.0.1:${server.address().port}`, served };
 }
 
 /** Launch headless Chromium from Debian's package, never a downloaded browser. */

@@ -1,0 +1,187 @@
+//! Reading back a run of 1,000,000 forwards: `runs`, `forwards` and a summarised `curve` (index
+//! only) against Python's `json.loads` over the same index lines, and `nodes(last=100)`.
+//!
+//! The index lines are generated directly in the documented format (docs/store-format.md) to
+//! save time; the last 100 forwards have real blobs written by the store's own blob writer.
+//! Prints medians of 5 runs (3 for Python) and the ratios. `BENCH_DIR` picks the folder,
+//! `BENCH_LINES` the run's length.
+
+use somatize::readback;
+use somatize::store::blob::{self, ForwardMeta};
+use somatize::store::{DirFs, Fact, ForwardRecord, Store};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+const BLOBS: u64 = 100;
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// This thread's CPU time in seconds (`/proc/thread-self/schedstat`), `NaN` where unknown.
+fn cpu() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
+        .map_or(f64::NAN, |ns| ns / 1e9)
+}
+
+/// Medians of wall-clock and CPU seconds over `runs` calls of `f`.
+fn time(runs: usize, mut f: impl FnMut()) -> (f64, f64) {
+    let (mut wall, mut busy) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        let (t, c) = (Instant::now(), cpu());
+        f();
+        wall.push(t.elapsed().as_secs_f64());
+        busy.push(cpu() - c);
+    }
+    (median(wall), median(busy))
+}
+
+/// A forward's facts: three nodes, one of them on another machine, and the loss.
+fn facts(f: u64) -> Vec<Fact> {
+    let mut out = Vec::new();
+    for (i, (node, place)) in [("fc1", "local"), ("attn", "w1"), ("fc2", "local")]
+        .into_iter()
+        .enumerate()
+    {
+        let mut x = Fact::new(node, "Linear");
+        x.began_us = i as i64 * 100;
+        x.took_us = 90 + f % 7;
+        x.where_ = place.into();
+        out.push(x);
+    }
+    out.push(Fact::loss(1.0 / (f as f64 + 1.0)));
+    out
+}
+
+/// Write run `big` of `lines` forwards under `root`; the last [`BLOBS`] have real blobs.
+fn write_run(root: &Path, lines: u64) -> PathBuf {
+    somatize::store::writer::ensure_store(root).unwrap();
+    let w = root.join("runs/big/w");
+    std::fs::create_dir_all(w.join("blobs")).unwrap();
+    let index = w.join("index.jsonl");
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&index).unwrap());
+    for f in 0..lines {
+        let written = 1_764_500_000_000_000u64 + f * 1000;
+        let took = 900 + f % 77;
+        let loss = 1.0 / (f as f64 + 1.0);
+        let broke = f % 10_007 == 0;
+        let blob = if f + BLOBS >= lines {
+            let rec = ForwardRecord {
+                forward: f,
+                facts: facts(f),
+                ..Default::default()
+            };
+            let meta = ForwardMeta {
+                run: "big".into(),
+                writer: "w".into(),
+                forward: f,
+                written_us: written as i64,
+                took_us: took,
+                broke: false,
+                error: None,
+                fields: Default::default(),
+                tensors: vec![],
+            };
+            let (bytes, len, crc) = blob::write(Vec::new(), &meta, &rec).unwrap();
+            let name = somatize::store::format::blob_name(f);
+            std::fs::write(w.join(&name), bytes).unwrap();
+            format!(r#","blob":"{name}","len":{len},"crc32":{crc}"#)
+        } else {
+            format!(
+                r#","blob":"blobs/{f:012}.npz","len":{},"crc32":{}"#,
+                70_000 + f % 999,
+                (f * 2_654_435_761) % (1 << 32)
+            )
+        };
+        let error = if broke { r#","error":"nan loss""# } else { "" };
+        writeln!(
+            out,
+            r#"{{"forward":{f},"written_us":{written},"took_us":{took},"broke":{broke}{error},"fields":{{"loss.value":{loss}}}{blob}}}"#
+        )
+        .unwrap();
+    }
+    out.flush().unwrap();
+    index
+}
+
+/// Python's json.loads over every line: medians of 3 of wall-clock and CPU seconds (None
+/// without python3).
+fn python(index: &Path) -> Option<(f64, f64)> {
+    let code = "import json,sys,time\nts=[];cs=[]\nfor _ in range(3):\n    t=time.perf_counter();c=time.thread_time()\n    s=0.0\n    for l in open(sys.argv[1]):\n        s+=json.loads(l)['fields']['loss.value']\n    ts.append(time.perf_counter()-t);cs.append(time.thread_time()-c)\nprint(sorted(ts)[1], sorted(cs)[1])";
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(code)
+        .arg(index)
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut it = text.split_whitespace().map(|v| v.parse::<f64>().ok());
+    Some((it.next()??, it.next()??))
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let base = std::env::var("BENCH_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| std::env::temp_dir())
+        .join("somatize-bench-readback");
+    let lines: u64 = std::env::var("BENCH_LINES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000);
+    let _ = std::fs::remove_dir_all(&base);
+    let t = Instant::now();
+    let index = write_run(&base, lines);
+    let size = std::fs::metadata(&index).unwrap().len();
+    println!(
+        "# readback benchmark: run of {lines} forwards, index {:.1} MB, written in {:.1} s ({})",
+        size as f64 / 1e6,
+        t.elapsed().as_secs_f64(),
+        base.display()
+    );
+    let store = Store::open(DirFs::new(&base)).unwrap();
+    let runs = time(5, || {
+        let a = readback::runs(&store).unwrap();
+        assert_eq!(a.rows[0].forwards, lines);
+    });
+    let forwards = time(5, || {
+        let a = readback::forwards(&store, "big").unwrap();
+        assert_eq!(a.rows.len() as u64, lines);
+    });
+    let curve = time(5, || {
+        let a = readback::curve(&store, "big", "loss.value").unwrap();
+        assert_eq!(a.rows.len() as u64, lines);
+    });
+    let nodes = time(5, || {
+        let a = readback::nodes(&store, "big", Some(BLOBS as usize)).unwrap();
+        assert!(a.skipped.is_empty(), "{:?}", a.skipped);
+        assert_eq!(a.rows[0].ran, BLOBS);
+    });
+    let py = python(&index);
+    println!("| read | wall median (s) | CPU median (s) | vs python, wall | vs python, CPU |");
+    println!("|---|---|---|---|---|");
+    for (name, (wall, busy)) in [
+        ("runs", runs),
+        ("forwards", forwards),
+        ("curve loss.value (scan)", curve),
+        ("nodes(last=100)", nodes),
+    ] {
+        let ratio = |p: f64, ours: f64| format!("{:.1}x faster", p / ours);
+        let (rw, rc) = py.map_or(("n/a".into(), "n/a".into()), |(pw, pc)| {
+            (ratio(pw, wall), ratio(pc, busy))
+        });
+        println!("| {name} | {wall:.4} | {busy:.4} | {rw} | {rc} |");
+    }
+    match py {
+        Some((w, c)) => println!("| python json.loads per line | {w:.4} | {c:.4} | 1x | 1x |"),
+        None => println!("| python json.loads per line | n/a | n/a | | |"),
+    }
+    let _ = std::fs::remove_dir_all(&base);
+}

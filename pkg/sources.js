@@ -1,0 +1,237 @@
+// Store sources for a Web Worker, where reads can be synchronous: dropped files, a directory
+// handle, a snapshot File/Blob, and a store or snapshot behind an http(s) server (Range requests).
+//
+// A plain-files source is {list?(dir), read(path), readRange(path, offset, len), size(path)},
+// returning null for what does not exist; a snapshot source is {size, readAt(offset, len)}.
+// Each keeps counts {reads, bytes} of what it read.
+
+const counted = (counts, bytes) => {
+  counts.reads += 1;
+  counts.bytes += bytes.length;
+  return bytes;
+};
+
+/** Read a slice of a Blob synchronously (workers only). */
+function blobBytes(blob, start, end) {
+  const part = start === 0 && end >= blob.size ? blob : blob.slice(start, end);
+  return new Uint8Array(new FileReaderSync().readAsArrayBuffer(part));
+}
+
+/** Dropped files: a FileList or an array of File (with webkitRelativePath) or of {path, file}.
+ * The store's root is the folder holding the shallowest somatize-store.json. */
+export function filesSource(files) {
+  const entries = [];
+  for (const f of files) {
+    if (f instanceof Blob) entries.push([f.webkitRelativePath || f.name, f]);
+    else entries.push([String(f.path).replace(/^\/+/, ""), f.file]);
+  }
+  const roots = entries
+    .map(([p]) => p)
+    .filter((p) => p === "somatize-store.json" || p.endsWith("/somatize-store.json"))
+    .sort((a, b) => a.split("/").length - b.split("/").length);
+  if (roots.length === 0) throw new Error("the dropped files hold no somatize-store.json: not a somatize store");
+  const prefix = roots[0].slice(0, -"somatize-store.json".length);
+  const byPath = new Map();
+  const dirs = new Map([["", new Set()]]);
+  for (const [p, file] of entries) {
+    if (!p.startsWith(prefix)) continue;
+    const rel = p.slice(prefix.length);
+    byPath.set(rel, file);
+    const parts = rel.split("/");
+    for (let i = 0; i < parts.length; i++) {
+      const dir = parts.slice(0, i).join("/");
+      if (!dirs.has(dir)) dirs.set(dir, new Set());
+      dirs.get(dir).add(parts[i]);
+    }
+  }
+  const counts = { reads: 0, bytes: 0 };
+  return {
+    counts,
+    list: (dir) => (dirs.has(dir) ? [...dirs.get(dir)] : null),
+    read: (path) => (byPath.has(path) ? counted(counts, blobBytes(byPath.get(path), 0, Infinity)) : null),
+    readRange(path, offset, len) {
+      const f = byPath.get(path);
+      return f ? counted(counts, blobBytes(f, offset, offset + len)) : null;
+    },
+    size: (path) => (byPath.has(path) ? byPath.get(path).size : null),
+  };
+}
+
+/** A snapshot zip held in a File or Blob: only the central directory and the entries a call needs are read. */
+export function blobSnapshot(blob) {
+  const counts = { reads: 0, bytes: 0 };
+  return {
+    counts,
+    size: blob.size,
+    readAt: (offset, len) => counted(counts, blobBytes(blob, offset, offset + len)),
+  };
+}
+
+/** A synchronous request by XMLHttpRequest (workers): `range` is [first, last] bytes. Answers
+ * {status, header(name), body: ArrayBuffer}. Node's equivalent is in sources-node.js. */
+export function xhrRequest(method, url, range) {
+  const r = new XMLHttpRequest();
+  r.open(method, url, false);
+  if (method === "GET") r.responseType = "arraybuffer";
+  if (range) r.setRequestHeader("Range", `bytes=${range[0]}-${range[1]}`);
+  // A store may be growing: revalidate rather than read a cached copy. Only on the worker's own
+  // origin, where the header needs no CORS preflight.
+  if (new URL(url).origin === self.location.origin) r.setRequestHeader("Cache-Control", "no-cache");
+  try {
+    r.send();
+  } catch (e) {
+    throw new Error(`${url}: the request failed (${e.message})`);
+  }
+  if (r.status === 0) throw new Error(`${url}: the request failed (network error or blocked)`);
+  return { status: r.status, header: (name) => r.getResponseHeader(name), body: r.response ?? new ArrayBuffer(0) };
+}
+
+/** The length of `url`, or null when it does not exist. */
+function httpSize(url, request) {
+  const head = request("HEAD", url);
+  if (head.status === 404 || head.status === 410) return null;
+  const len = head.header("content-length");
+  if (head.status >= 200 && head.status < 300 && len !== null && head.header("content-encoding") === null) {
+    return Number(len);
+  }
+  const r = request("GET", url, [0, 0]);
+  if (r.status === 404 || r.status === 410) return null;
+  const total = /\/(\d+)\s*$/.exec(r.header("content-range") ?? "");
+  if (r.status === 206 && total) return Number(total[1]);
+  if (r.status === 200) return r.body.byteLength;
+  throw new Error(`${url}: HTTP ${r.status}`);
+}
+
+/** Up to `len` bytes of `url` from `offset`, or null when it does not exist. */
+function httpRange(url, offset, len, request) {
+  if (len <= 0) return new Uint8Array(0);
+  const r = request("GET", url, [offset, offset + len - 1]);
+  if (r.status === 404 || r.status === 410) return null;
+  if (r.status === 416) return new Uint8Array(0);
+  if (r.status === 206) return new Uint8Array(r.body).subarray(0, len);
+  if (r.status === 200) return new Uint8Array(r.body).subarray(offset, offset + len);
+  throw new Error(`${url}: HTTP ${r.status}`);
+}
+
+/** A store served as plain files under `base` (an http(s) URL); folders are not listed: the
+ * store's listing.jsonl says its runs and writers. `request` makes synchronous requests. */
+export function httpSource(base, request = xhrRequest) {
+  const root = base.endsWith("/") ? base : `${base}/`;
+  const url = (path) => new URL(path.split("/").map(encodeURIComponent).join("/"), root).href;
+  const counts = { reads: 0, bytes: 0 };
+  return {
+    counts,
+    read(path) {
+      const r = request("GET", url(path));
+      if (r.status === 404 || r.status === 410) return null;
+      if (r.status < 200 || r.status >= 300) throw new Error(`${url(path)}: HTTP ${r.status}`);
+      return counted(counts, new Uint8Array(r.body));
+    },
+    readRange(path, offset, len) {
+      const b = httpRange(url(path), offset, len, request);
+      return b && counted(counts, b);
+    },
+    size: (path) => httpSize(url(path), request),
+  };
+}
+
+/** A snapshot zip at an http(s) URL, read with Range requests. */
+export function httpSnapshot(href, request = xhrRequest) {
+  const size = httpSize(href, request);
+  if (size === null) throw new Error(`${href}: not found`);
+  const counts = { reads: 0, bytes: 0 };
+  return {
+    counts,
+    size,
+    readAt(offset, len) {
+      const b = httpRange(href, offset, len, request);
+      if (b === null) throw new Error(`${href}: not found`);
+      return counted(counts, b);
+    },
+  };
+}
+
+/** Thrown by a handle source for what is not resolved yet; the worker resolves and retries. */
+export class Pending extends Error {}
+
+/** A folder given as a FileSystemDirectoryHandle. Its entries are looked up lazily: a read of
+ * something not yet resolved records it and throws Pending; the worker then resolves what was
+ * recorded (asynchronously) and runs the call again. refresh() forgets file snapshots and
+ * folder contents so files written since are seen. */
+export function handleSource(rootHandle) {
+  const dirs = new Map(); // path -> Map(name -> handle) | null (missing)
+  const files = new Map(); // path -> File | null (missing)
+  const pending = new Set();
+  const counts = { reads: 0, bytes: 0 };
+  const need = (kind, path) => {
+    pending.add(`${kind}:${path}`);
+    throw new Pending(`${path}: not resolved yet`);
+  };
+  const file = (path) => (files.has(path) ? files.get(path) : need("file", path));
+  const parent = (path) => {
+    const i = path.lastIndexOf("/");
+    return [i < 0 ? "" : path.slice(0, i), path.slice(i + 1)];
+  };
+  async function dirHandle(path) {
+    if (path === "") return rootHandle;
+    const [up, name] = parent(path);
+    const h = await dirHandle(up);
+    if (!h) return null;
+    try {
+      return await h.getDirectoryHandle(name);
+    } catch {
+      return null;
+    }
+  }
+  async function resolveDir(path) {
+    const h = await dirHandle(path);
+    if (!h) return dirs.set(path, null);
+    const m = new Map();
+    for await (const [name, child] of h.entries()) m.set(name, child);
+    dirs.set(path, m);
+  }
+  async function resolveFile(path) {
+    const [up, name] = parent(path);
+    const h = await dirHandle(up);
+    try {
+      files.set(path, h ? await (await h.getFileHandle(name)).getFile() : null);
+    } catch {
+      files.set(path, null);
+    }
+  }
+  return {
+    counts,
+    list: (dir) => {
+      if (!dirs.has(dir)) need("dir", dir);
+      const m = dirs.get(dir);
+      return m ? [...m.keys()] : null;
+    },
+    read(path) {
+      const f = file(path);
+      return f && counted(counts, blobBytes(f, 0, Infinity));
+    },
+    readRange(path, offset, len) {
+      const f = file(path);
+      return f && counted(counts, blobBytes(f, offset, offset + len));
+    },
+    size: (path) => {
+      const f = file(path);
+      return f ? f.size : null;
+    },
+    /** Whether a call asked for something unresolved. */
+    hasPending: () => pending.size > 0,
+    /** Resolve everything asked for since the last time. */
+    async resolvePending() {
+      const todo = [...pending];
+      pending.clear();
+      for (const item of todo) {
+        const [kind, path] = [item.slice(0, item.indexOf(":")), item.slice(item.indexOf(":") + 1)];
+        await (kind === "dir" ? resolveDir(path) : resolveFile(path));
+      }
+    },
+    refresh() {
+      dirs.clear();
+      files.clear();
+    },
+  };
+}

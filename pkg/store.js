@@ -1,0 +1,90 @@
+// The Store object openStore() returns: the same class in Node and the browser, every method a Promise.
+//
+// A backend carries the calls: in Node the wasm StoreHandle in this process, in the browser a
+// handle held by the package's Web Worker. Each method is one line over call(); a new store
+// function in the core (an arm of store_call in src/wasm.rs) is one more line here.
+
+export class Store {
+  #backend;
+
+  /** @param backend {{call(name, options): Promise<any>, stats(): Promise<any>, refresh(): Promise<void>, close(): Promise<void>}} */
+  constructor(backend) {
+    this.#backend = backend;
+  }
+
+  /** Call store function `name` of the core with its options object. */
+  call(name, options = {}) {
+    return this.#backend.call(name, options);
+  }
+
+  /** The store's format file: {format, version}. */
+  format() {
+    return this.call("format");
+  }
+  /** Every run name, sorted. */
+  listRuns() {
+    return this.call("listRuns");
+  }
+  /** The writers of a run: writers({run}). */
+  writers(options) {
+    return this.call("writers", options);
+  }
+  /** Index rows of a run, merged over writers: scan({run, last?, from?, to?, limit?}) -> {rows, bad}. */
+  scan(options) {
+    return this.call("scan", options);
+  }
+  /** One forward's blob but its tensors: fetch({run, forward, writer?}) -> {row, meta, facts, stats, tensors}. */
+  fetch(options) {
+    return this.call("fetch", options);
+  }
+
+  /** Every run, newest last: runs() -> {rows: [{run, writers, forwards, broke, first_written_us, last_written_us, took_us, …}], skipped}. One scan. */
+  runs() {
+    return this.call("runs");
+  }
+  /** Every forward of a run in order, summarised fields as `<kind>.<field>`: forwards({run}) -> {rows, skipped}. One scan. */
+  forwards(options) {
+    return this.call("forwards", options);
+  }
+  /** One number per forward: curve({run, of = "loss.value"}) -> {rows: [[forward, value]], skipped}. */
+  curve(options) {
+    return this.call("curve", options);
+  }
+  /** Whether curve would scan the index or fetch every blob: curveCosts({run, of}) -> "scan" | "fetch". */
+  curveCosts(options) {
+    return this.call("curveCosts", options);
+  }
+  /** The facts of one forward in arrival order, or null for no such forward: facts({run, forward}). */
+  facts(options) {
+    return this.call("facts", options);
+  }
+  /** Per node (and where): runs, time, read-backs: nodes({run, last?}) -> {rows, skipped}. A fetch per forward. */
+  nodes(options) {
+    return this.call("nodes", options);
+  }
+  /** Per machine, the inverse of nodes, with its newest reading: fleet({run, last?}) -> {rows, skipped}. */
+  fleet(options) {
+    return this.call("fleet", options);
+  }
+  /** Every machine's newest reading and quiet_s, writer against writer: standing() -> {machine: row}. */
+  standing() {
+    return this.call("standing");
+  }
+  /** A figure as Plotly JSON: figure({kind: "progress"|"spent"|"gantt"|"machines", run, smooth?, of?, last?, forward?}) -> {data, layout, skipped}. */
+  figure(options) {
+    return this.call("figure", options);
+  }
+
+  /** What this store's source has read so far: {reads, bytes}. */
+  stats() {
+    return this.#backend.stats();
+  }
+  /** Forget cached file snapshots so that files written since are seen (a folder being written). */
+  refresh() {
+    return this.#backend.refresh();
+  }
+  /** Release the store (its handle, open files). Calls after it reject. */
+  close() {
+    return this.#backend.close();
+  }
+}

@@ -1,0 +1,122 @@
+// The package's Web Worker: runs the wasm core where file and HTTP reads can be synchronous.
+//
+// Protocol: the page posts {id, method, args}; the worker answers {id, result} or
+// {id, error: {name, message}}. Methods: open(source, options) -> {handle, name},
+// call(handle, name, options), stats(handle), refresh(handle), close(handle), memory() (bytes
+// of the wasm memory), and
+// fn(name, args) for a function of the package's API (e.g. tensorStats). The worker catches
+// every failure and keeps answering.
+import init, * as core from "./wasm/somatize.js";
+import { blobSnapshot, filesSource, handleSource, httpSnapshot, httpSource } from "./sources.js";
+
+const ready = init({ module_or_path: new URL("./wasm/somatize_bg.wasm", import.meta.url) });
+const stores = new Map(); // handle -> {handle: StoreHandle, source}
+let nextHandle = 1;
+
+/** The functions of the API reachable through fn(); Blob arguments arrive as their bytes. */
+const functions = {
+  tensorStats: core.tensorStats,
+  tensorKeys: core.tensorKeys,
+  version: core.version,
+};
+
+const isSnapshotUrl = (href) => /\.zip$/i.test(new URL(href).pathname);
+
+/** A source and how the core opens it, from what the page sent. */
+async function sourceOf(source, options) {
+  if (typeof source === "string") {
+    const snapshot = options.snapshot ?? isSnapshotUrl(source);
+    return snapshot ? { snapshot: httpSnapshot(source), name: source } : { files: httpSource(source), name: source };
+  }
+  if (source instanceof Blob) return { snapshot: blobSnapshot(source), name: source.name ?? "snapshot" };
+  if (source instanceof Uint8Array || source instanceof ArrayBuffer) {
+    return { snapshot: new Uint8Array(source), name: "snapshot" };
+  }
+  if (globalThis.FileSystemFileHandle && source instanceof FileSystemFileHandle) {
+    return { snapshot: blobSnapshot(await source.getFile()), name: source.name };
+  }
+  if (globalThis.FileSystemDirectoryHandle && source instanceof FileSystemDirectoryHandle) {
+    return { files: handleSource(source), name: source.name };
+  }
+  if (source && typeof source.length === "number") {
+    return { files: filesSource(Array.from(source)), name: options.name ?? "dropped folder" };
+  }
+  throw new Error("openStore takes a URL, a File/Blob or bytes of a snapshot, dropped files, or a FileSystemDirectoryHandle");
+}
+
+/** Run `f` against a source; a handle source that needed something unresolved is resolved and `f` run again. */
+async function settled(source, f) {
+  for (let round = 0; ; round++) {
+    let result, error;
+    try {
+      result = f();
+    } catch (e) {
+      error = e;
+    }
+    if (!source?.hasPending?.()) {
+      if (error) throw error;
+      return result;
+    }
+    result?.free?.(); // an answer given without what was pending is dropped (a handle freed)
+    if (round >= 1000) throw new Error("the folder kept changing while it was read");
+    await source.resolvePending();
+  }
+}
+
+function storeOf(handle) {
+  const s = stores.get(handle);
+  if (!s) throw new Error(`no open store ${handle} (it was closed)`);
+  return s;
+}
+
+const methods = {
+  async open(source, options = {}) {
+    const { files, snapshot, name } = await sourceOf(source, options);
+    const src = files ?? snapshot;
+    const handle = await settled(src, () =>
+      files ? core.StoreHandle.openFiles(files, name) : core.StoreHandle.openSnapshot(snapshot, name),
+    );
+    const id = nextHandle++;
+    stores.set(id, { handle, source: src });
+    return { handle: id, name };
+  },
+  call(handle, name, options) {
+    const s = storeOf(handle);
+    return settled(s.source, () => s.handle.call(name, options));
+  },
+  stats(handle) {
+    return { ...(storeOf(handle).source.counts ?? { reads: 0, bytes: 0 }) };
+  },
+  refresh(handle) {
+    storeOf(handle).source.refresh?.();
+  },
+  close(handle) {
+    const s = stores.get(handle);
+    stores.delete(handle);
+    s?.handle.free();
+  },
+  async memory() {
+    globalThis.gc?.(); // only where the browser exposes it (benchmarks run with --expose-gc)
+    return { wasm: (await ready).memory.buffer.byteLength };
+  },
+  fn(name, args) {
+    const f = Object.hasOwn(functions, name) ? functions[name] : undefined;
+    if (!f) throw new Error(`no function ${JSON.stringify(name)} in the worker`);
+    const bytes = args.map((a) => (a instanceof Blob ? new Uint8Array(new FileReaderSync().readAsArrayBuffer(a)) : a));
+    return f(...bytes);
+  },
+};
+
+self.onmessage = async ({ data }) => {
+  const { id, method, args } = data ?? {};
+  try {
+    await ready;
+    const m = Object.hasOwn(methods, method) ? methods[method] : undefined;
+    if (!m) throw new Error(`no worker method ${JSON.stringify(method)}`);
+    const result = await m(...(Array.isArray(args) ? args : []));
+    self.postMessage({ id, result });
+  } catch (e) {
+    const error = { name: e?.name ?? "Error", message: e?.message ?? String(e) };
+    self.postMessage({ id, error });
+  }
+};

@@ -1,0 +1,84 @@
+//! `forwards`: every forward of a run in order, as its index lines say, summarised fields as text.
+
+use super::error::{Answer, Result};
+use super::lines::walk;
+use crate::store::{Field, Store, StoreFs};
+use serde::ser::{SerializeMap, Serializer};
+use serde::Serialize;
+use std::sync::Arc;
+
+/// One forward as the index says it. Serialised flat: `{"forward":…, …, "loss.value":"0.41"}`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForwardRow {
+    pub forward: u64,
+    /// The writer whose index line this is.
+    pub writer: Arc<str>,
+    pub written_us: i64,
+    pub took_us: u64,
+    pub broke: bool,
+    pub error: Option<String>,
+    /// Summarised fields, `<kind>.<field>` → value, in the order written (serialised as text,
+    /// non-finite numbers as `NaN`, `Infinity`, `-Infinity`).
+    pub fields: Vec<(Arc<str>, Field<'static>)>,
+}
+
+impl Serialize for ForwardRow {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("forward", &self.forward)?;
+        m.serialize_entry("writer", self.writer.as_ref())?;
+        m.serialize_entry("written_us", &self.written_us)?;
+        m.serialize_entry("took_us", &self.took_us)?;
+        m.serialize_entry("broke", &self.broke)?;
+        if let Some(e) = &self.error {
+            m.serialize_entry("error", e)?;
+        }
+        for (k, v) in &self.fields {
+            m.serialize_entry(k.as_ref(), &v.to_text())?;
+        }
+        m.end()
+    }
+}
+
+/// Every forward of `run` in order of (forward, writer). One scan of the indexes and no
+/// fetches; memory is the rows.
+pub fn forwards<F: StoreFs>(store: &Store<F>, run: &str) -> Result<Answer<Vec<ForwardRow>>> {
+    let mut answer = Answer::new(Vec::new());
+    let rows = &mut answer.rows;
+    // Writer and field names repeat on every line: each is allocated once and shared.
+    let mut names = Names::default();
+    walk(store, run, &mut answer.skipped, &mut |l| {
+        rows.push(ForwardRow {
+            forward: l.forward,
+            writer: names.get(l.writer),
+            written_us: l.written_us,
+            took_us: l.took_us,
+            broke: l.broke,
+            error: l.error.map(str::to_string),
+            fields: l
+                .fields
+                .0
+                .iter()
+                .map(|(k, v)| (names.get(k), v.clone().into_owned()))
+                .collect(),
+        })
+    })?;
+    Ok(answer)
+}
+
+/// Names seen so far, each allocated once.
+#[derive(Default)]
+struct Names(Vec<Arc<str>>);
+
+impl Names {
+    fn get(&mut self, name: &str) -> Arc<str> {
+        if let Some(n) = self.0.iter().find(|n| n.as_ref() == name) {
+            return n.clone();
+        }
+        let n: Arc<str> = Arc::from(name);
+        if self.0.len() < 256 {
+            self.0.push(n.clone());
+        }
+        n
+    }
+}

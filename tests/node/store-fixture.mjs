@@ -1,0 +1,69 @@
+// Stores for the Node and browser layers, written by the native CLI (`somatize record` of
+// examples/train_numpy.py, `somatize export`) under target/js-stores/ (served by the browser harness).
+import { execFileSync } from "node:child_process";
+import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const root = fileURLToPath(new URL("../../", import.meta.url));
+export const cli = join(root, "target/debug/somatize");
+/** ../shared/fixtures beside the repo (SOMATIZE_SHARED names another shared folder, e.g. from a worktree). */
+export const fixtures = join(process.env.SOMATIZE_SHARED ?? join(root, "../shared"), "fixtures");
+
+function record(store, run, writer, steps) {
+  execFileSync(
+    cli,
+    ["record", "--store", store, "--run", run, "--writer", writer, "--",
+      "python3", join(root, "examples/train_numpy.py"), "--steps", String(steps)],
+    { cwd: root, stdio: ["ignore", "ignore", "pipe"] },
+  );
+}
+
+/** Write the stores of one test file: `name` keeps layers apart. Returns their paths (absolute)
+ * and their paths under the repo root (for URLs). */
+export function makeStores(name) {
+  execFileSync("cargo", ["build", "--quiet", "--bin", "somatize"], { cwd: root, stdio: "inherit" });
+  const rel = `target/js-stores/${name}`;
+  const dir = join(root, rel);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const store = join(dir, "store");
+  record(store, "mlp", "w0", 12);
+  record(store, "mlp", "w1", 8);
+  record(store, "small", "w0", 3);
+  const snapshot = join(dir, "snap.zip");
+  execFileSync(cli, ["export", store, "-o", snapshot], { stdio: ["ignore", "ignore", "pipe"] });
+
+  const newer = join(dir, "newer");
+  mkdirSync(newer);
+  writeFileSync(join(newer, "somatize-store.json"), '{"format":"somatize-store","version":"2.0"}');
+  writeFileSync(join(newer, "listing.jsonl"), "");
+
+  // A copy whose blob of forward 5 of writer w0 has one byte flipped (same length, bad CRC).
+  const corrupt = join(dir, "corrupt");
+  cpSync(store, corrupt, { recursive: true });
+  const blob = join(corrupt, "runs/mlp/w0/blobs/000000000005.npz");
+  const bytes = readFileSync(blob);
+  bytes[bytes.length >> 1] ^= 0xff;
+  writeFileSync(blob, bytes);
+
+  const empty = join(dir, "empty");
+  mkdirSync(empty);
+  return {
+    dir, store, snapshot, newer, corrupt, empty,
+    url: (p) => `/${rel}/${p}`,
+  };
+}
+
+/** The index rows of a run as an independent reader sees them: every writer's index.jsonl
+ * parsed line by line, merged in order of (forward, writer). */
+export function indexRows(store, run) {
+  const rows = [];
+  for (const writer of readdirSync(join(store, "runs", run)).sort()) {
+    const text = readFileSync(join(store, "runs", run, writer, "index.jsonl"), "utf8");
+    for (const line of text.split("\n").filter(Boolean)) rows.push({ writer, ...JSON.parse(line) });
+  }
+  return rows.sort((a, b) => a.forward - b.forward || (a.writer < b.writer ? -1 : a.writer > b.writer ? 1 : 0));
+}
+
+export { answers } from "./store-answers.mjs";

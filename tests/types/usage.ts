@@ -1,0 +1,22 @@
+// Type-checks the package's declarations (pkg/index.d.ts) against the way the README uses them; compiled with --noEmit only.
+import { openStore, background, specId, tensorStats, type Store, type IndexRow, type Fetched } from "somatize";
+
+async function main(path: string, bytes: Uint8Array): Promise<void> {
+  const store: Store = await openStore(path, { name: "example" });
+  const runs: string[] = await store.listRuns();
+  const writers: string[] = await store.writers({ run: runs[0] });
+  const { rows, bad }: { rows: IndexRow[]; bad: string[] } = await store.scan({ run: runs[0], last: 3 });
+  const loss = rows[0]?.fields?.["loss.value"];
+  const f: Fetched = await store.fetch({ run: runs[0], forward: rows[0].forward, writer: writers[0] });
+  const nodes: string[] = f.facts.map((x) => x.node);
+  const stats = await background.tensorStats(bytes, "model.safetensors");
+  const mean: number | undefined = stats["param.w"]?.mean;
+  const sync = tensorStats(bytes, "x.npy");
+  const { bytes: read } = await store.stats();
+  await store.refresh();
+  await store.close();
+  console.log(writers, bad, loss, nodes, mean, sync, read, specId({ source: "param", selector: "w", reduction: "l2" }));
+  // @ts-expect-error: options are one object, not a string
+  await store.writers("mlp");
+}
+void main;
