@@ -62,14 +62,15 @@ export async function diagnose(store, run, thresholds, last) {
 /**
  * Plotly figure JSON `{data, layout}` of figure `name`, with its options: progress {run, smooth},
  * spent/machines {run, last}, gantt {run, forward}, profile {run, of, thresholds, last},
- * flags/overlaid {run, thresholds, last}.
+ * flags/overlaid {run, thresholds, last}. The package's `store.figure({kind, …})` answers
+ * `{data, layout, skipped}`.
  */
 export async function figure(store, name, options) {
-  if (typeof store.figure === "function") {
-    const got = await store.figure(name, options);
-    return got?.data ? got : got?.rows ?? got;
-  }
-  return call(store, name, options);
+  const got = typeof store.figure === "function"
+    ? await store.figure({ kind: name, ...options })
+    : await call(store, name, options);
+  if (Array.isArray(got?.skipped) && got.skipped.length) skippedListener(name, got.skipped);
+  return got;
 }
 
 /** Statistics of a tensor file, in the package's worker when it has one (the page stays responsive). */

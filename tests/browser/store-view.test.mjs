@@ -90,10 +90,15 @@ class StandIn {
         took_us: 1e5, broke: f === 3 })), skipped: [] };
       case "seen": return Object.fromEntries(seen.map((n) => [n.name, n.metrics]));
       case "diagnose": return verdict(seen, o.thresholds);
-      case "gantt": return { rows: figure("gantt of forward " + o.forward + " in " + o.run, [1, 2]), skipped: [] };
-      case "profile": return { rows: figure("profile of " + o.of + " in " + o.run, [1, 2, 3]), skipped: [] };
-      default: return { rows: figure(name + " of " + o.run, [1, 2, 3]), skipped: [] };
+      default: throw new Error("no store function " + name);
     }
+  }
+  async figure({ kind, ...o }) {
+    window.__storeCalls = [...(window.__storeCalls ?? []), kind];
+    const skipped = [];
+    if (kind === "gantt") return { ...figure("gantt of forward " + o.forward + " in " + o.run, [1, 2]), skipped };
+    if (kind === "profile") return { ...figure("profile of " + o.of + " in " + o.run, [1, 2, 3]), skipped };
+    return { ...figure(kind + " of " + o.run, [1, 2, 3]), skipped };
   }
   async refresh() {
     window.__storeCalls = [...(window.__storeCalls ?? []), "refresh"];
