@@ -30,3 +30,12 @@ export function numData(v) {
   node.textContent = num(v);
   return node;
 }
+
+/** A duration given in microseconds, in the unit that reads best (µs, ms, s). */
+export function duration(us) {
+  if (typeof us !== "number" || !Number.isFinite(us)) return num(us);
+  const a = Math.abs(us);
+  if (a < 1e3) return `${num(us)} µs`;
+  if (a < 1e6) return `${num(us / 1e3)} ms`;
+  return `${num(us / 1e6)} s`;
+}

@@ -1,7 +1,7 @@
 // The store view: runs table, and for a run its progress, verdict, profile, overlaid graph, spent, gantt and machines.
 import * as adapter from "./store-adapter.js";
 import { el, fill, table } from "./dom.js";
-import { numData } from "./format.js";
+import { duration, numData } from "./format.js";
 import { draw } from "./figure.js";
 import { verdict as verdictOf } from "../pkg/browser.js";
 import { showVerdict } from "./verdict-view.js";
@@ -23,9 +23,9 @@ function cell(v, key = "") {
   if (typeof v === "number" && /written_us$/.test(key)) {
     return el("time", { datetime: new Date(v / 1000).toISOString() }, new Date(v / 1000).toISOString().replace("T", " ").slice(0, 19));
   }
-  if (typeof v === "number" && /took_us$/.test(key)) {
-    const d = numData(v / 1e6);
-    d.textContent += " s";
+  if (typeof v === "number" && /_us$/.test(key)) {
+    const d = numData(v);
+    d.textContent = duration(v);
     return d;
   }
   if (typeof v === "number") return numData(v);

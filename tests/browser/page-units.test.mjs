@@ -1,7 +1,7 @@
 // The page's pure helpers in Node: number formatting and the escaping of figure strings.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { num, pct, shape } from "../../www/format.js";
+import { duration, num, pct, shape } from "../../www/format.js";
 import { escapeText, safeFigure } from "../../www/figure.js";
 
 test("numbers read short, and NaN and infinities are never hidden", () => {
@@ -14,6 +14,8 @@ test("numbers read short, and NaN and infinities are never hidden", () => {
   assert.equal(pct(0.529296875), "52.9 %");
   assert.equal(pct(NaN), "NaN");
   assert.deepEqual([shape([16, 8]), shape([]), shape([4])], ["16 × 8", "scalar", "4"]);
+  assert.deepEqual([duration(80), duration(240), duration(69250), duration(3.5e6), duration(NaN)],
+    ["80 µs", "240 µs", "69.25 ms", "3.5 s", "NaN"]);
 });
 
 test("every string of a figure is escaped; templates and titles keep only plotly's own tags", () => {
