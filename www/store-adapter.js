@@ -60,7 +60,7 @@ export async function diagnose(store, run, thresholds, last) {
 }
 
 /**
- * Plotly figure JSON `{data, layout}` of figure `name`, with its options: progress {run, smooth},
+ * Plotly figure JSON `{data, layout}` of figure `name`, with its options: progress {run, of, smooth},
  * spent/machines {run, last}, gantt {run, forward}, profile {run, of, thresholds, last},
  * flags/overlaid {run, thresholds, last}. The package's `store.figure({kind, …})` answers
  * `{data, layout, skipped}`.

@@ -69,7 +69,9 @@ function skipText(s) {
 }
 
 /** The progress figure's options from the controls. */
-const progressOptions = (run) => ({ run, smooth: Math.max(0, Math.floor(Number($("smooth").value) || 0)) });
+const progressOptions = (run) => ({
+  run, of: $("field").value || undefined, smooth: Math.max(0, Math.floor(Number($("smooth").value) || 0)),
+});
 
 /** Open `source` and show its runs; the first run is chosen. */
 export async function showStore(source, label, ctx) {
@@ -94,6 +96,10 @@ export async function showStore(source, label, ctx) {
   };
   $("last").onchange = () => showRun(current.run);
   $("forward").onchange = () => figureInto($("fig-gantt"), "gantt", { run: current.run, forward: Number($("forward").value) });
+  $("field").onchange = () => {
+    $("field").dataset.chosen = "true";
+    figureInto($("fig-progress"), "progress", progressOptions(current.run));
+  };
   $("smooth").onchange = () => figureInto($("fig-progress"), "progress", progressOptions(current.run));
   $("live").checked = ctx.live;
   $("live").onchange = () => follow($("live").checked);
@@ -113,7 +119,6 @@ async function showRun(run) {
   const { store, ctx } = current;
   current.run = run;
   await ctx.busy(`Reading run ${run}…`, async () => {
-    await figureInto($("fig-progress"), "progress", progressOptions(run));
     const [seen, forwards] = await Promise.all([
       adapter.seen(store, run, lastN()).catch(() => []),
       adapter.forwards(store, run).catch(() => []),
@@ -123,7 +128,12 @@ async function showRun(run) {
     if (!measures.includes($("measure").value) || $("measure").dataset.chosen !== "true") {
       if (measures.includes("grad_norm")) $("measure").value = "grad_norm";
     }
-    options($("forward"), forwards.map((f) => f.forward ?? f.number).filter((n) => n !== undefined));
+    // One entry per forward number (several writers may each have written one).
+    options($("forward"), [...new Set(forwards.map((f) => f.forward ?? f.number).filter((n) => n !== undefined))]);
+    const fields = [...new Set(forwards.flatMap((f) => Object.keys(f).filter((k) => k.includes("."))))].sort();
+    options($("field"), fields.length ? fields : ["loss.value"]);
+    if (fields.includes("loss.value") && $("field").dataset.chosen !== "true") $("field").value = "loss.value";
+    await figureInto($("fig-progress"), "progress", progressOptions(run));
     $("store-figures").hidden = false;
     await ctx.setJudge((thresholds) => judgeRun(run, thresholds));
     await figureInto($("fig-spent"), "spent", { run, last: lastN() });

@@ -57,7 +57,9 @@ async function checkStore(page) {
   assert.deepEqual(await runsShown(page), runs.map((r) => ({ run: r.run, forwards: r.forwards, broke: r.broke })));
   const run = await page.inputValue("#run");
   assert.equal(run, runs.at(-1).run, "the latest written run is shown first");
-  assert.deepEqual(await traces(page, "fig-progress"), await want("progress", { run, smooth: 0 }));
+  assert.deepEqual(await traces(page, "fig-progress"), await want("progress", { run, of: "loss.value", smooth: 0 }));
+  const numbers = [...new Set((await node.forwards({ run })).rows.map((f) => String(f.forward)))];
+  assert.deepEqual(await page.locator("#forward option").allTextContents(), numbers, "one entry per forward");
   assert.deepEqual(await traces(page, "fig-spent"), await want("spent", { run }));
   assert.deepEqual(await traces(page, "fig-machines"), await want("machines", { run }));
   const first = Number(await page.inputValue("#forward"));
@@ -69,10 +71,10 @@ test("a store folder chosen in the page shows its runs and the package's figures
   await checkStore(page);
   await page.selectOption("#run", "mlp");
   await page.waitForFunction(() => document.querySelector("#status").textContent.startsWith("Showing run mlp"));
-  assert.deepEqual(await traces(page, "fig-progress"), await want("progress", { run: "mlp", smooth: 0 }));
+  assert.deepEqual(await traces(page, "fig-progress"), await want("progress", { run: "mlp", of: "loss.value", smooth: 0 }));
   await page.fill("#smooth", "3");
   await page.dispatchEvent("#smooth", "change");
-  const smoothed = await want("progress", { run: "mlp", smooth: 3 });
+  const smoothed = await want("progress", { run: "mlp", of: "loss.value", smooth: 3 });
   await page.waitForFunction((n) => document.getElementById("fig-progress").data.length === n, smoothed.length);
   assert.deepEqual(await traces(page, "fig-progress"), smoothed);
   await page.selectOption("#forward", "4");
