@@ -20,8 +20,10 @@ export function stopStore() {
 /** A cell for a value of unknown type from a store: times and durations readable, numbers
  * readable, the rest as text. */
 function cell(v, key = "") {
-  if (typeof v === "number" && /written_us$/.test(key)) {
-    return el("time", { datetime: new Date(v / 1000).toISOString() }, new Date(v / 1000).toISOString().replace("T", " ").slice(0, 19));
+  const when = typeof v === "number" && /written_us$/.test(key) ? new Date(v / 1000) : null;
+  if (when && Number.isFinite(when.getTime())) {
+    const iso = when.toISOString();
+    return el("time", { datetime: iso }, `${iso.slice(0, 10)} ${iso.slice(11, 19)}`);
   }
   if (typeof v === "number" && /_us$/.test(key)) {
     const d = numData(v);
@@ -39,6 +41,7 @@ async function figureInto(container, name, options) {
     await draw(container, await adapter.figure(current.store, name, options));
   } catch (e) {
     delete container.dataset.drawn;
+    globalThis.Plotly?.purge(container); // plotly keeps state on the element; start afresh next time
     fill(container, el("p", { class: "error" }, `${name}: ${e.message}`));
   }
 }
