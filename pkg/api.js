@@ -16,6 +16,7 @@ export {
   thresholdsDefault,
   verdict,
   verdictOver,
+  within,
   tensorStats,
   tensorKeys,
 } from "./wasm/somatize.js";

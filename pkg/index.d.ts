@@ -255,9 +255,20 @@ export class Store {
   fleet(options: { run: string; last?: number }): Promise<Answer<FleetRow[]>>;
   /** Every machine's newest reading, keyed by machine, with quiet_s measured writer against writer. */
   standing(): Promise<Record<string, StandingRow>>;
+  /** The latest of each metric per node (NaN as null). A fetch per forward looked at. */
+  seen(options: { run: string; last?: number }): Promise<Record<string, { kind: string; [metric: string]: number | string | null }>>;
+  /** What is wrong where, with the thresholds it was taken at. */
+  diagnose(options: { run: string; thresholds?: Record<string, number>; last?: number }): Promise<Diagnosis>;
+  /** One measurement (default grad_norm) of one node over the run, as [forward, value]. */
+  history(options: { run: string; node: string; of?: string; last?: number }): Promise<[number, number][]>;
+  /** The diagnosis folded onto the graph's nodes: {node: [flags]}. */
+  where(options: { run: string; thresholds?: Record<string, number>; last?: number }): Promise<Record<string, string[]>>;
+  /** What is wrong, loudly, with since-when and advice. */
+  alerts(options: { run: string; thresholds?: Record<string, number>; last?: number }): Promise<Alert[]>;
   /** A figure as Plotly figure JSON, with what was skipped to draw it. */
   figure(options: {
-    kind: "progress" | "spent" | "gantt" | "machines";
+    kind: "progress" | "spent" | "gantt" | "machines" | "profile" | "flags" | "overlaid";
+    thresholds?: Record<string, number>;
     run: string;
     smooth?: number;
     of?: string;
@@ -357,3 +368,22 @@ export interface Figure {
   layout: object;
   skipped: Skip[];
 }
+
+/** A diagnosis written out with the bounds it was taken at. */
+export interface Diagnosis {
+  run: string;
+  forwards: { count: number; first: number | null; last: number | null };
+  /** {where: [flag, …]}; a node with nothing wrong is absent. */
+  diagnosis: Record<string, string[]>;
+  thresholds: Record<string, number>;
+}
+/** One flag at one place, since when, and what to do. */
+export interface Alert {
+  node: string;
+  flag: string;
+  first_forward: number;
+  means: string;
+  advice: string;
+}
+/** The node a key belongs to (`net.2.attn` → `net.2` when `net.2` is one of `nodes`). */
+export function within(key: string, nodes: string[]): string;

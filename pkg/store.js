@@ -70,9 +70,30 @@ export class Store {
   standing() {
     return this.call("standing");
   }
-  /** A figure as Plotly JSON: figure({kind: "progress"|"spent"|"gantt"|"machines", run, smooth?, of?, last?, forward?}) -> {data, layout, skipped}. */
+  /** A figure as Plotly JSON: figure({kind: "progress"|"spent"|"gantt"|"machines"|"profile"|"flags"|"overlaid", run, smooth?, of?, last?, forward?, thresholds?}) -> {data, layout, skipped}. */
   figure(options) {
     return this.call("figure", options);
+  }
+
+  /** The numbers a verdict is taken over, the latest of each per node: seen({run, last?}) -> {node: {kind, metric: value}}. A fetch per forward. */
+  seen(options) {
+    return this.call("seen", options);
+  }
+  /** What is wrong where, with the thresholds it was taken at: diagnose({run, thresholds?, last?}) -> {run, forwards, diagnosis: {where: [flags]}, thresholds}. */
+  diagnose(options) {
+    return this.call("diagnose", options);
+  }
+  /** One measurement of one node over the run: history({run, node, of = "grad_norm", last?}) -> [[forward, value]]. */
+  history(options) {
+    return this.call("history", options);
+  }
+  /** The diagnosis folded onto the graph's nodes: where({run, thresholds?, last?}) -> {node: [flags]}. */
+  where(options) {
+    return this.call("where", options);
+  }
+  /** What is wrong, loudly: alerts({run, thresholds?, last?}) -> [{node, flag, first_forward, means, advice}]. */
+  alerts(options) {
+    return this.call("alerts", options);
   }
 
   /** What this store's source has read so far: {reads, bytes}. */

@@ -34,7 +34,7 @@ ensure_tools() {
 count() {
   local layer=$1 log=$2 passed
   case $layer in
-    native|wasm-*) passed=$(grep -Eo 'test result: ok\. [0-9]+ passed' "$log" | awk '{s+=$4} END {print s+0}') ;;
+    native|main-job|wasm-*) passed=$(grep -Eo 'test result: ok\. [0-9]+ passed' "$log" | awk '{s+=$4} END {print s+0}') ;;
     node|browser) passed=$(grep -Eo '^# pass [0-9]+' "$log" | awk '{s+=$3} END {print s+0}') ;;
   esac
   if [ "$passed" -eq 0 ]; then
@@ -74,6 +74,13 @@ cargo clippy --workspace --all-targets -- -D warnings
 cargo clippy --target wasm32-unknown-unknown --lib -- -D warnings
 
 layer native cargo test --workspace
+
+# The README's main job, built as its command builds it, checked end to end.
+main_job() {
+  cargo build --release --bin somatize
+  SOMATIZE_BIN="$PWD/target/release/somatize" cargo test --test demo_command -- --ignored
+}
+layer main-job main_job
 step "build the npm package"
 scripts/build-wasm.sh
 layer wasm-node wasm_tests

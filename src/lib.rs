@@ -7,6 +7,8 @@ pub mod figures;
 pub mod file_source;
 pub mod generate;
 pub mod health;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod import;
 pub mod linalg;
 pub mod ops;
 pub mod readback;

@@ -207,9 +207,25 @@ fn cross_frobenius_sq(a: &[f64], p: usize, b: &[f64], q: usize) -> f64 {
     m.iter().map(|v| v * v).sum()
 }
 
+/// `X Xᵀ` (`n x n`) for a row-major `n x p` matrix.
+fn gram(a: &[f64], n: usize, p: usize) -> Vec<f64> {
+    let mut out = vec![0.0; n * n];
+    let rows: Vec<&[f64]> = a.chunks_exact(p.max(1)).collect();
+    for i in 0..n {
+        for j in i..n {
+            let v = dot(rows[i], rows[j]);
+            out[i * n + j] = v;
+            out[j * n + i] = v;
+        }
+    }
+    out
+}
+
 /// Linear CKA (Kornblith et al. 2019) between representations `x` (`n x p`) and `y`
 /// (`n x q`) of the same `n` examples: `‖Yᵀ X‖_F² / (‖Xᵀ X‖_F ‖Yᵀ Y‖_F)` after centring
-/// each column. `None` when either representation is constant.
+/// each column. Taken through the `n x n` Gram matrices (`‖Yᵀ X‖_F² = ⟨X Xᵀ, Y Yᵀ⟩`) when
+/// there are fewer examples than features, else through the feature cross-products.
+/// `None` when either representation is constant.
 pub fn linear_cka(
     x: &[f64],
     x_shape: (usize, usize),
@@ -226,8 +242,16 @@ pub fn linear_cka(
         });
     }
     let (xc, yc) = (centred(x, n, p), centred(y, m, q));
-    let xy = cross_frobenius_sq(&yc, q, &xc, p);
-    let xx = cross_frobenius_sq(&xc, p, &xc, p).sqrt();
-    let yy = cross_frobenius_sq(&yc, q, &yc, q).sqrt();
-    Ok((xx > 0.0 && yy > 0.0).then(|| xy / (xx * yy)))
+    let (xy, xx, yy) = if n < p.max(q) {
+        let (k, l) = (gram(&xc, n, p), gram(&yc, n, q));
+        (dot(&k, &l), dot(&k, &k).sqrt(), dot(&l, &l).sqrt())
+    } else {
+        (
+            cross_frobenius_sq(&yc, q, &xc, p),
+            cross_frobenius_sq(&xc, p, &xc, p).sqrt(),
+            cross_frobenius_sq(&yc, q, &yc, q).sqrt(),
+        )
+    };
+    let cka = xy / (xx * yy);
+    Ok((xx > 0.0 && yy > 0.0 && cka.is_finite()).then_some(cka))
 }

@@ -767,6 +767,11 @@ const STORE_CALLS: &[&str] = &[
     "fleet",
     "standing",
     "figure",
+    "seen",
+    "diagnose",
+    "history",
+    "where",
+    "alerts",
 ];
 
 /// One call on an open store: `name` is the JS method, `options` its options object.
@@ -797,6 +802,9 @@ fn store_call<F: StoreFs>(
             readback_call(store, name, options)
         }
         "figure" => figure_call(store, call_opts(name, options)?),
+        "seen" | "diagnose" | "history" | "where" | "alerts" => {
+            health_call(store, name, call_opts(name, options)?)
+        }
         _ => Err(JsError::new(&format!(
             "no store function {name:?}; there are {}",
             STORE_CALLS.join(", ")
@@ -929,14 +937,15 @@ struct FigureOpts {
     smooth: Option<usize>,
     last: Option<usize>,
     forward: Option<u64>,
+    thresholds: Option<serde_json::Value>,
 }
 
 /// A figure with what was skipped to draw it: Plotly's `{data, layout}` plus `skipped`.
 #[derive(Serialize)]
-struct FigureJs<'a> {
+struct FigureJs<'a, S: Serialize> {
     data: &'a [serde_json::Value],
     layout: &'a serde_json::Value,
-    skipped: &'a [crate::readback::Skip],
+    skipped: &'a [S],
 }
 
 fn figure_js(answer: crate::readback::Answer<crate::figures::Figure>) -> Result<JsValue, JsError> {
@@ -970,8 +979,90 @@ fn figure_call<F: StoreFs>(store: &Store<F>, o: FigureOpts) -> Result<JsValue, J
                 figures::gantt::gantt(store, run, o.forward.unwrap_or(0)).map_err(js_err)?;
             figure_js(crate::readback::Answer::new(figure))
         }
+        "profile" | "flags" | "overlaid" => health_figure(store, o),
         other => Err(JsError::new(&format!(
-            "no figure {other:?}; there are progress, spent, gantt, machines"
+            "no figure {other:?}; there are progress, spent, gantt, machines, profile, flags, overlaid"
         ))),
     }
+}
+
+// ---- health over an open store: the seed's somatize.health ----
+
+/// Options of the health functions: the run, how far back, the thresholds (`{name: value}`
+/// overrides of the defaults), and for `history` the node and metric.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HealthOpts {
+    run: String,
+    last: Option<usize>,
+    thresholds: Option<serde_json::Value>,
+    node: Option<String>,
+    of: Option<String>,
+}
+
+/// Thresholds from an optional `{name: value}` object of overrides.
+fn thresholds_of(value: Option<&serde_json::Value>) -> Result<crate::verdict::Thresholds, JsError> {
+    match value {
+        None | Some(serde_json::Value::Null) => Ok(crate::verdict::Thresholds::default()),
+        Some(v) => crate::health::thresholds::from_value(v, "thresholds").map_err(js_err),
+    }
+}
+
+/// `seen`, `diagnose`, `history`, `where`, `alerts` over a run, as the CLI's --json gives them:
+/// seen `{node: {kind, metric: value}}`; diagnose `{run, forwards, diagnosis: {where: [flags]},
+/// thresholds}`; history `[[forward, value]]`; where `{node: [flags]}`; alerts
+/// `[{node, flag, first_forward, means, advice}]`.
+fn health_call<F: StoreFs>(
+    store: &Store<F>,
+    name: &str,
+    o: HealthOpts,
+) -> Result<JsValue, JsError> {
+    let h = crate::health::store::read(store, &o.run, o.last).map_err(js_err)?;
+    let t = thresholds_of(o.thresholds.as_ref())?;
+    match name {
+        "seen" => to_js(&crate::health::json::seen_json(&h.seen())),
+        "diagnose" => to_js(&h.diagnose(&t).to_json()),
+        "history" => {
+            let node = o
+                .node
+                .as_deref()
+                .ok_or_else(|| JsError::new("history needs {run, node}"))?;
+            to_js(&h.history(node, o.of.as_deref().unwrap_or("grad_norm")))
+        }
+        "where" => {
+            let folded: serde_json::Map<String, serde_json::Value> = h
+                .overlay(&h.diagnose(&t))
+                .into_iter()
+                .map(|(node, flags)| (node, serde_json::json!(flags)))
+                .collect();
+            to_js(&folded)
+        }
+        _ => to_js(&h.alerts(&h.diagnose(&t))),
+    }
+}
+
+/// `figure({kind: "profile"|"flags"|"overlaid", run, of?, last?, thresholds?})`.
+fn health_figure<F: StoreFs>(store: &Store<F>, o: FigureOpts) -> Result<JsValue, JsError> {
+    use crate::health::store::HealthFigure;
+    let kind = match o.kind.as_str() {
+        "profile" => HealthFigure::Profile,
+        "flags" => HealthFigure::Flags,
+        _ => HealthFigure::Overlaid,
+    };
+    let h = crate::health::store::read(store, &o.run, o.last).map_err(js_err)?;
+    let d = h.diagnose(&thresholds_of(o.thresholds.as_ref())?);
+    let figure = h.figure(&d, kind, o.of.as_deref().unwrap_or("grad_norm"));
+    to_js(&FigureJs {
+        data: &figure.data,
+        layout: &figure.layout,
+        skipped: &h.skipped,
+    })
+}
+
+/// The node a key belongs to (`net.2.attn` → `net.2` when `net.2` is a node), given the
+/// node names: the seed's `within`.
+#[wasm_bindgen]
+pub fn within(key: &str, nodes: Vec<String>) -> String {
+    let names: Vec<&str> = nodes.iter().map(String::as_str).collect();
+    crate::health::store::within(key, &names).to_string()
 }

@@ -1,8 +1,11 @@
 //! The native command line: argument parsing and dispatch to one module per command.
 
 mod about;
+mod demo;
+mod diagnose;
 mod export;
 mod figure;
+mod import;
 mod observe;
 mod read;
 mod record;
@@ -56,6 +59,14 @@ enum Command {
     Standing(read::Args),
     /// Write a figure of a run as Plotly JSON: progress, spent, gantt or machines.
     Figure(figure::Args),
+    /// Judge a stored run: what is wrong where, with advice (exit 0 unless --fail-on matches).
+    Diagnose(diagnose::DiagnoseArgs),
+    /// The numbers a verdict on a stored run is taken over: the latest of each metric per node.
+    Seen(diagnose::SeenArgs),
+    /// Turn per-step NPZ dumps (step_<n>.npz, graph.json) into a run of a store.
+    Import(import::Args),
+    /// Train the built-in demo networks into a store and diagnose them.
+    Demo(demo::Args),
 }
 
 /// Parse the process arguments, run the command, and turn an error into exit status 2.
@@ -78,6 +89,10 @@ pub fn main() -> ExitCode {
         Command::Fleet(args) => read::run(read::What::Fleet, args),
         Command::Standing(args) => read::run(read::What::Standing, args),
         Command::Figure(args) => figure::run(args),
+        Command::Diagnose(args) => diagnose::diagnose(args),
+        Command::Seen(args) => diagnose::seen(args),
+        Command::Import(args) => import::run(args),
+        Command::Demo(args) => demo::run(args),
     };
     match result {
         Ok(code) => code,

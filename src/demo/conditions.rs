@@ -142,7 +142,9 @@ pub const CONDITIONS: &[Condition] = &[
         description: "ten sigmoid layers: each multiplies the gradient by at most 1/4, so the \
                       first layers get almost none",
         raises: &["VANISHING"],
-        may_also: &["STALLED"],
+        // The stack maps every sample to nearly the same features by fc7 (feature effective
+        // rank about 1), so the gradients and updates of those layers are rank one.
+        may_also: &["STALLED", "NARROWING"],
         layers: DEEP_SIGMOID,
         lr: 0.1,
         weight_decay: 0.0,
@@ -184,7 +186,9 @@ pub const CONDITIONS: &[Condition] = &[
         description: "tanh MLP with init gain 200: most units sit at ±1 on every sample, where \
                       the derivative is nothing",
         raises: &["SATURATED"],
-        may_also: &["STALLED", "VANISHING", "MISSING_NORMALISATION"],
+        // A saturated unit passes no gradient, so the gradient of the layer after it spans
+        // only the few units still live: NARROWING.
+        may_also: &["STALLED", "VANISHING", "MISSING_NORMALISATION", "NARROWING"],
         layers: HOT_TANH,
         lr: 0.1,
         weight_decay: 0.0,

@@ -211,6 +211,21 @@ pub fn unknown_flag(flag: &str) -> String {
     )
 }
 
+/// `{node: {"kind", metric: value, …}}` in declaration order, NaN as null: what `seen` prints.
+pub fn seen_json(seen: &[NodeSeen]) -> Value {
+    let mut out = Map::new();
+    for n in seen {
+        let mut row = Map::new();
+        row.insert("kind".into(), Value::from(n.kind.clone()));
+        for (k, v) in &n.metrics {
+            let number = serde_json::Number::from_f64(*v).map_or(Value::Null, Value::Number);
+            row.insert(k.clone(), number);
+        }
+        out.insert(n.name.clone(), Value::Object(row));
+    }
+    Value::Object(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -30,6 +30,10 @@ pub const SATURATED_UNIT_SHARE: f64 = 0.99;
 /// A live unit is ignored when its contribution utility is at most this share of the layer's
 /// mean utility (ours: continual backprop publishes no absolute cut).
 pub const IGNORED_UTILITY: f64 = 0.01;
+/// The update of a weight is given a rank only when ‖ΔW‖ exceeds this share of ‖W‖: below
+/// it (about a hundred float32 roundings) the update is rounding noise with no direction, and
+/// NARROWING reads the gradient's rank instead.
+pub const UPDATE_RANK_RESOLUTION: f64 = 1e-5;
 /// The most entries a CKA intermediate matrix may have (32 MiB of f64).
 pub const CKA_MAX_ENTRIES: usize = 1 << 22;
 
@@ -144,12 +148,46 @@ pub fn measure(node: &NodeTensors) -> Result<Metrics, MeasureError> {
         let s = activation(act, node.kind, node.next_weight, &mut out)?;
         (nan, nonfinite, any) = (nan + s.0, nonfinite + s.1, true);
     }
+    ranks(node, &mut out);
     if any {
         put(&mut out, m::NAN, Some(nan as f64));
         put(&mut out, m::INF, Some((nonfinite - nan) as f64));
         put(&mut out, m::NONFINITE, Some(nonfinite as f64));
     }
     Ok(out)
+}
+
+/// The singular-value metrics of the node's weight update, weight gradient and output
+/// (see [`super::rank`]): the weight is the first parameter of two or more axes, read as
+/// (out × rest); the output as (samples × rest). Matrices over the rank caps, or with a
+/// non-finite entry, are left unmeasured.
+fn ranks(node: &NodeTensors, out: &mut Metrics) {
+    use super::rank::{as_matrix, rank_of, rank_of_tensor, RankOf};
+    let weight = node.params.iter().position(|p| p.shape.len() >= 2);
+    if let (Some(i), Some(q)) = (weight, weight.and_then(|i| node.previous.get(i))) {
+        let p = node.params[i];
+        if p.len() == q.len() && as_matrix(&p.shape).is_some() {
+            let before = q.data.to_f64();
+            let update: Vec<f64> = p
+                .data
+                .to_f64()
+                .iter()
+                .zip(&before)
+                .map(|(a, b)| a - b)
+                .collect();
+            let norm = |v: &[f64]| v.iter().map(|x| x * x).sum::<f64>().sqrt();
+            // An update within rounding of the weights has no direction worth a rank.
+            if norm(&update) > UPDATE_RANK_RESOLUTION * norm(&before) {
+                out.extend(rank_of(RankOf::Update, &update, &p.shape));
+            }
+        }
+    }
+    if let Some(g) = node.grads.iter().find(|g| g.shape.len() >= 2) {
+        out.extend(rank_of_tensor(RankOf::Grad, g));
+    }
+    if let Some(a) = node.activation {
+        out.extend(rank_of_tensor(RankOf::Feature, a));
+    }
 }
 
 /// The loss node's metrics: the loss value (the mean when it is not a scalar; NaN when any

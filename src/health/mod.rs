@@ -1,13 +1,17 @@
-//! Health: measuring nodes for the verdict, thresholds as JSON, and the verdict's JSON shapes.
+//! Health: measuring nodes for the verdict, what a record carries for it, the verdict over a
+//! store, thresholds as JSON, and the verdict's JSON shapes.
 //!
 //! The rules themselves live in the dependency-free `somatize_verdict` crate; this module
-//! computes the metrics they read from tensors and carries JSON in and out.
+//! computes the metrics they read from tensors, writes them into forwards' records, reads
+//! them back from a store, and carries JSON in and out.
 
 pub mod cka;
 pub mod forward;
 pub mod json;
 pub mod measure;
 pub mod rank;
+pub mod record;
+pub mod store;
 pub mod thresholds;
 
 pub use cka::linear_cka;
@@ -15,4 +19,8 @@ pub use forward::{measure_forward, nodes_from_keys, Step};
 pub use json::{about_json, AboutJson, BoundJson, ForwardJson, Seen, SeenNode, VerdictJson};
 pub use measure::{measure, measure_loss, MeasureError, Metrics, NodeTensors};
 pub use rank::{rank_metrics, RankOf};
+pub use record::{step_facts, step_record, step_stats, Graph, GraphNode, GRAPH_FILE};
+pub use store::{
+    alerts, diagnose, history, seen, where_, within, Alert, Diagnosis, HealthError, RunHealth,
+};
 pub use thresholds::ThresholdsError;

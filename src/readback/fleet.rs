@@ -148,7 +148,7 @@ pub(crate) fn writer_folders<F: StoreFs>(store: &Store<F>, run: &str) -> Result<
         .map_err(|e| ReadbackError::in_run(run, e))?;
     Ok(all
         .into_iter()
-        .filter(|w| names::writer(w).is_ok())
+        .filter(|w| w != format::GRAPH_FILE && names::writer(w).is_ok())
         .collect())
 }
 

@@ -5,7 +5,10 @@
 use super::frame::{read_frame, Frame, FrameError};
 use super::machine::Machine;
 use super::recorder::{put_stats, tensor_stats, Recorder};
-use crate::store::{ExitRecord, StoreError};
+use crate::health::forward::Step;
+use crate::health::record::{step_stats, write_graph, Graph};
+use crate::store::{ExitRecord, NodeStats, StoreError};
+use crate::tensor::{Provenance, TypedTensor};
 use std::collections::BTreeMap;
 use std::io::BufReader;
 use std::os::unix::net::{UnixListener, UnixStream};
@@ -58,8 +61,79 @@ enum Msg {
 struct Conn {
     recorder: Option<Recorder>,
     last_seen: Option<u64>,
+    /// The parameters of the last frame that carried any, and its forward (for the update).
+    params: Option<(u64, Step)>,
     summarising: Vec<String>,
     name: String,
+}
+
+/// Keys whose tensors feed the health metrics.
+fn is_health_key(key: &str) -> bool {
+    key == "loss"
+        || ["param.", "grad.", "act."]
+            .iter()
+            .any(|p| key.starts_with(p))
+}
+
+/// The `loss` node's metrics (`loss`, `nan`, `inf`) from the frame's loss fact, when the
+/// sender gave no loss statistics of its own.
+fn loss_node(frame: &Frame, stats: &mut NodeStats) {
+    use crate::store::{Field, Num};
+    let value = frame
+        .header
+        .facts
+        .iter()
+        .find(|f| f.kind == "loss")
+        .and_then(|f| f.extra.get("value"))
+        .and_then(Field::from_json)
+        .and_then(|v| v.as_f64());
+    let Some(v) = value else { return };
+    let row = stats.entry("loss".into()).or_default();
+    row.entry("loss".into()).or_insert(Num(v));
+    row.entry("nan".into())
+        .or_insert(Num(f64::from(u8::from(v.is_nan()))));
+    row.entry("inf".into())
+        .or_insert(Num(f64::from(u8::from(v.is_infinite()))));
+}
+
+/// The frame's tensors the health metrics read, decoded, by key.
+fn frame_step(frame: &Frame) -> Step {
+    let mut step = Step::new();
+    for (spec, (dtype, range)) in frame.header.tensors.iter().zip(&frame.layout) {
+        if !is_health_key(&spec.key) {
+            continue;
+        }
+        let Some(bytes) = frame.payload.get(range.clone()) else {
+            continue;
+        };
+        let provenance = Provenance {
+            file: "<live>".into(),
+            key: spec.key.clone(),
+            dtype: spec.dtype.clone(),
+        };
+        let data = crate::store::npy::decode(*dtype, bytes);
+        if let Some(t) = TypedTensor::new(data, spec.shape.clone(), provenance) {
+            step.insert(spec.key.clone(), t);
+        }
+    }
+    step
+}
+
+impl Conn {
+    /// Connection `k` before its first frame (connection 0 writes as the base writer id).
+    fn new(k: usize, summarising: &[String]) -> Self {
+        Conn {
+            recorder: None,
+            last_seen: None,
+            params: None,
+            summarising: summarising.to_vec(),
+            name: if k == 0 {
+                String::new()
+            } else {
+                format!("c{k}")
+            },
+        }
+    }
 }
 
 /// A fresh folder for the socket, under the system temp folder.
@@ -115,6 +189,8 @@ fn accept_thread(listener: UnixListener, tx: SyncSender<Msg>, stop: Arc<AtomicBo
 /// The companion's state while recording.
 struct Session {
     opts: Options,
+    /// Whether this recording has written (or found) the run's graph.json.
+    graph_written: bool,
     main: Option<Recorder>,
     conns: BTreeMap<usize, Conn>,
     report: Report,
@@ -122,16 +198,10 @@ struct Session {
 
 impl Session {
     fn recorder_for(&mut self, k: usize) -> Result<&mut Recorder, StoreError> {
-        let conn = self.conns.entry(k).or_insert_with(|| Conn {
-            recorder: None,
-            last_seen: None,
-            summarising: self.opts.summarising.clone(),
-            name: if k == 0 {
-                String::new()
-            } else {
-                format!("c{k}")
-            },
-        });
+        let conn = self
+            .conns
+            .entry(k)
+            .or_insert_with(|| Conn::new(k, &self.opts.summarising));
         if conn.recorder.is_none() {
             let r = if conn.name.is_empty() {
                 self.main.take()
@@ -157,16 +227,10 @@ impl Session {
 
     fn on_frame(&mut self, k: usize, frame: &Frame) {
         if frame.is_hello() {
-            let conn = self.conns.entry(k).or_insert_with(|| Conn {
-                recorder: None,
-                last_seen: None,
-                summarising: self.opts.summarising.clone(),
-                name: if k == 0 {
-                    String::new()
-                } else {
-                    format!("c{k}")
-                },
-            });
+            let conn = self
+                .conns
+                .entry(k)
+                .or_insert_with(|| Conn::new(k, &self.opts.summarising));
             if let Some(w) = &frame.header.writer {
                 conn.name = w.clone();
             }
@@ -197,6 +261,7 @@ impl Session {
                 }
             }
         }
+        self.health(k, forward, frame, &mut rec.stats);
         let result = self.recorder_for(k).and_then(|r| r.record(&rec));
         if let Some(c) = self.conns.get_mut(&k) {
             c.last_seen = Some(forward);
@@ -208,6 +273,60 @@ impl Session {
                 eprintln!("somatize record: forward {forward} NOT recorded: {e}");
             }
         }
+    }
+
+    /// Add the per-node health metrics of a frame that carries `param.*`, `grad.*`,
+    /// `act.*` or `loss` tensors to its statistics (what the sender gave wins), with the
+    /// update taken against the connection's previous forward when that one carried the
+    /// parameters; and write the run's graph from the first frame whose facts name nodes.
+    fn health(&mut self, k: usize, forward: u64, frame: &Frame, stats: &mut NodeStats) {
+        loss_node(frame, stats);
+        let step = frame_step(frame);
+        if !step.keys().any(|key| is_health_key(key)) {
+            return;
+        }
+        let graph = Graph::of(
+            frame
+                .header
+                .facts
+                .iter()
+                .filter(|f| f.kind != "loss")
+                .map(|f| (f.node.clone(), f.kind.clone())),
+        );
+        if !graph.nodes.is_empty() && !self.graph_written {
+            match write_graph(&self.opts.store, &self.opts.run, &graph) {
+                Ok(_) => self.graph_written = true,
+                Err(e) => eprintln!("somatize record: graph.json NOT written: {e}"),
+            }
+        }
+        let conn = self.conns.get(&k);
+        let previous = conn
+            .and_then(|c| c.params.as_ref())
+            .filter(|(f, _)| forward.checked_sub(1) == Some(*f))
+            .map(|(_, p)| p);
+        match step_stats(&graph, &step, previous) {
+            Ok(measured) => {
+                for (node, row) in measured {
+                    let into = stats.entry(node).or_default();
+                    for (metric, v) in row {
+                        into.entry(metric).or_insert(v);
+                    }
+                }
+            }
+            Err(e) => {
+                eprintln!("somatize record: forward {forward}: health metrics NOT measured: {e}")
+            }
+        }
+        let params: Step = step
+            .into_iter()
+            .filter(|(key, _)| key.starts_with("param."))
+            .collect();
+        let summarising = self.opts.summarising.clone();
+        let c = self
+            .conns
+            .entry(k)
+            .or_insert_with(|| Conn::new(k, &summarising));
+        c.params = (!params.is_empty()).then_some((forward, params));
     }
 
     fn reading(&mut self, machine: &mut Machine) {
@@ -255,6 +374,7 @@ impl Session {
                     Conn {
                         recorder: Some(main),
                         last_seen: None,
+                        params: None,
                         summarising: Vec::new(),
                         name: String::new(),
                     },
@@ -339,6 +459,7 @@ pub fn record(opts: Options, cmd: &[String]) -> Result<Report, String> {
     let reading_every = opts.reading_every;
     let mut session = Session {
         opts,
+        graph_written: false,
         main: Some(main),
         conns: BTreeMap::new(),
         report: Report::default(),

@@ -2,6 +2,7 @@
 //! protocol of the companion's channel, and the companion itself.
 
 pub mod companion;
+pub mod demo;
 pub mod frame;
 pub mod machine;
 pub mod recorder;

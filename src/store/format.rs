@@ -13,6 +13,8 @@ pub const MAJOR: u32 = 1;
 pub const MINOR: u32 = 1;
 /// The folder under the root that holds one folder per run.
 pub const RUNS_DIR: &str = "runs";
+/// A run's graph, beside its writers' folders (`runs/<run>/graph.json`); never a writer.
+pub const GRAPH_FILE: &str = "graph.json";
 /// A writer's append-only index, one JSON line per forward.
 pub const INDEX_FILE: &str = "index.jsonl";
 /// A writer's machine readings, one JSON line per reading.

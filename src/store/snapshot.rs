@@ -116,6 +116,11 @@ pub fn export<F: StoreFs>(
             Some(n) => Some(store.last(run, n, &mut |_| {})?),
             None => None,
         };
+        // The run's graph (docs/store-format.md), when it has one.
+        let graph = format!("{}/graph.json", format::run_dir(run));
+        if let Ok(len) = store.fs().len(&graph) {
+            copy_entry(store.fs(), &mut z, &graph, len)?;
+        }
         for w in store.writers(run)? {
             sum.writers += 1;
             let dir = format::writer_dir(run, &w);

@@ -10,7 +10,7 @@ import { join, relative } from "node:path";
 import { openStore } from "somatize";
 import { serve, launch, openPage } from "./harness.mjs";
 import { makeStores, answers, indexRows, fixtures, root } from "../node/store-fixture.mjs";
-import { recordAnswers } from "../node/store-answers.mjs";
+import { recordAnswers, healthAnswers } from "../node/store-answers.mjs";
 
 let server, origin, served, browser, s, want;
 
@@ -44,17 +44,19 @@ function answersIn(page, source) {
   }, source);
 }
 
-test("every record function and figure answers in Chromium exactly as in Node", async () => {
+test("every record and health function and figure answers in Chromium exactly as in Node", async () => {
   const node = await recordAnswers(await openStore(s.store), "mlp");
   const { page, seen } = await testPage();
   const got = await page.evaluate(async (url) => {
     const store = await somatize.openStore(url);
-    const out = await recordAnswers(store, "mlp");
+    const out = { record: await recordAnswers(store, "mlp"), health: await healthAnswers(store, "mlp") };
     await store.close();
     return out;
   }, s.url("store/"));
-  assert.deepEqual(got, node);
+  const nodeStore = await openStore(s.store);
+  assert.deepEqual(got, { record: node, health: await healthAnswers(nodeStore, "mlp") });
   assert.ok(node.forwards.rows.length > 0 && node.progress.data.length > 0);
+  assert.ok(Object.keys(got.health.strict.diagnosis).length > 0);
   assert.deepEqual(seen.errors, []);
   await page.close();
 });

@@ -6,7 +6,9 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { openStore } from "somatize";
 import { makeStores, cli } from "./store-fixture.mjs";
-import { recordAnswers } from "./store-answers.mjs";
+import { recordAnswers, healthAnswers, STRICT } from "./store-answers.mjs";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 
 let s;
 before(() => {
@@ -48,6 +50,32 @@ test("Node gives the CLI's answers for every record function and figure", async 
     same(figure, want, kind);
   }
   assert.ok(got.forwards.rows.length > 0 && got.curve.rows.length > 0);
+  await store.close();
+});
+
+test("Node gives the CLI's verdicts, seen numbers and health figures", async () => {
+  const store = await openStore(s.store);
+  const got = await healthAnswers(store, "mlp");
+  const strict = join(s.dir, "strict.json");
+  writeFileSync(strict, JSON.stringify(STRICT));
+  const run = ["--run", "mlp"];
+  same(got.seen, json("seen", s.store, ...run), "seen");
+  same(got.diagnose, json("diagnose", s.store, ...run), "diagnose");
+  same(got.strict, json("diagnose", s.store, ...run, "--thresholds", strict), "diagnose at STRICT");
+  same(got.lastTwo, json("diagnose", s.store, ...run, "--last", "2", "--thresholds", strict), "last 2");
+  assert.ok(Object.keys(got.strict.diagnosis).length > 0, "STRICT raises flags");
+  assert.deepEqual(got.diagnose.diagnosis, {}, "the defaults raise none on this healthy run");
+  assert.equal(got.strict.thresholds.stalled_update_ratio, 0.5, "the thresholds it was taken at");
+  for (const kind of ["profile", "flags", "overlaid"]) {
+    const want = JSON.parse(execFileSync(cli, ["figure", kind, s.store, ...run, "--thresholds", strict], { encoding: "utf8" }));
+    const { skipped, ...figure } = got[kind];
+    assert.deepEqual(skipped, []);
+    same(figure, want, kind);
+  }
+  assert.ok(got.alerts.length > 0 && got.alerts.every((a) => a.flag === "STALLED" && a.advice));
+  assert.deepEqual(Object.keys(got.where).sort(), Object.keys(got.strict.diagnosis).sort());
+  assert.ok(got.history.length === 12 && got.history.every(([f, v]) => Number.isInteger(f) && v > 0));
+  await assert.rejects(store.diagnose({ run: "mlp", thresholds: { no_such_bound: 1 } }), /no_such_bound/);
   await store.close();
 });
 

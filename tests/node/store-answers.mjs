@@ -31,3 +31,25 @@ export async function recordAnswers(store, run) {
     machines: await store.figure({ kind: "machines", run }),
   };
 }
+
+/** Bounds under which the small healthy MLP of the store fixture is flagged (STALLED), so
+ * that the health answers compared across layers say something. */
+export const STRICT = { stalled_update_ratio: 0.5 };
+
+/** The seed's somatize.health over one run: at the defaults and at STRICT. */
+export async function healthAnswers(store, run) {
+  const seen = await store.seen({ run });
+  const node = Object.keys(seen)[0];
+  return {
+    seen,
+    diagnose: await store.diagnose({ run }),
+    strict: await store.diagnose({ run, thresholds: STRICT }),
+    lastTwo: await store.diagnose({ run, last: 2, thresholds: STRICT }),
+    history: await store.history({ run, node }),
+    where: await store.where({ run, thresholds: STRICT }),
+    alerts: await store.alerts({ run, thresholds: STRICT }),
+    profile: await store.figure({ kind: "profile", run, thresholds: STRICT }),
+    flags: await store.figure({ kind: "flags", run, thresholds: STRICT }),
+    overlaid: await store.figure({ kind: "overlaid", run, thresholds: STRICT }),
+  };
+}

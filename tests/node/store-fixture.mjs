@@ -56,10 +56,11 @@ export function makeStores(name) {
 }
 
 /** The index rows of a run as an independent reader sees them: every writer's index.jsonl
- * parsed line by line, merged in order of (forward, writer). */
+ * parsed line by line, merged in order of (forward, writer); files beside them (graph.json) are no writers. */
 export function indexRows(store, run) {
   const rows = [];
-  for (const writer of readdirSync(join(store, "runs", run)).sort()) {
+  const folders = readdirSync(join(store, "runs", run), { withFileTypes: true }).filter((e) => e.isDirectory());
+  for (const writer of folders.map((e) => e.name).sort()) {
     const text = readFileSync(join(store, "runs", run, writer, "index.jsonl"), "utf8");
     for (const line of text.split("\n").filter(Boolean)) rows.push({ writer, ...JSON.parse(line) });
   }

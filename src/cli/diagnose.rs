@@ -1,0 +1,187 @@
+//! `somatize diagnose` and `somatize seen`: the verdict over a stored run and the numbers it is
+//! taken over; also the health figures `somatize figure profile|flags|overlaid` draws.
+
+use crate::health::store::{read, Diagnosis, RunHealth};
+use crate::health::thresholds::load;
+use crate::store::{DirFs, Store, StoreFs, ZipFs};
+use somatize_verdict::{FlagKind, Thresholds};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// What every health command reads: a store, a run, how far back, and at what bounds.
+#[derive(clap::Args, Debug)]
+pub struct Over {
+    /// The store: a folder, or a snapshot `.zip`.
+    pub store: PathBuf,
+    /// The run.
+    #[arg(long)]
+    pub run: String,
+    /// Only the last N forwards (one blob fetch per forward looked at).
+    #[arg(long)]
+    pub last: Option<usize>,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct DiagnoseArgs {
+    #[command(flatten)]
+    over: Over,
+    /// Thresholds to judge at: a JSON object of overrides, `{"name": value, …}`.
+    #[arg(long)]
+    thresholds: Option<PathBuf>,
+    /// Print `{"run", "forwards", "diagnosis": {where: [flags]}, "thresholds"}` as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Exit 1 when any of these flags is raised (comma-separated, e.g. NAN,INF,DEAD).
+    #[arg(long, value_delimiter = ',')]
+    fail_on: Vec<String>,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct SeenArgs {
+    #[command(flatten)]
+    over: Over,
+    /// Print `{node: {"kind", metric: value, …}}` as JSON (NaN as null).
+    #[arg(long)]
+    json: bool,
+}
+
+pub use crate::health::store::HealthFigure as Kind;
+
+/// Read the run through a folder or a snapshot zip.
+fn health(over: &Over) -> Result<RunHealth, String> {
+    fn go<F: StoreFs>(fs: F, over: &Over) -> Result<RunHealth, String> {
+        let store = Store::open(fs).map_err(|e| format!("{}: {e}", over.store.display()))?;
+        read(&store, &over.run, over.last).map_err(|e| e.to_string())
+    }
+    if over.store.is_file() {
+        let fs = ZipFs::open(&over.store).map_err(|e| e.to_string())?;
+        go(fs, over)
+    } else {
+        go(DirFs::new(&over.store), over)
+    }
+}
+
+fn thresholds(path: Option<&Path>) -> Result<Thresholds, String> {
+    match path {
+        Some(p) => load(p).map_err(|e| e.to_string()),
+        None => Ok(Thresholds::default()),
+    }
+}
+
+/// The flags named by `--fail-on`, refusing a name that is no flag.
+fn fail_on(names: &[String]) -> Result<Vec<FlagKind>, String> {
+    names
+        .iter()
+        .filter(|n| !n.trim().is_empty())
+        .map(|n| {
+            FlagKind::parse(n.trim()).ok_or_else(|| crate::health::json::unknown_flag(n.trim()))
+        })
+        .collect()
+}
+
+pub fn diagnose(args: DiagnoseArgs) -> Result<ExitCode, String> {
+    let fail = fail_on(&args.fail_on)?;
+    let t = thresholds(args.thresholds.as_deref())?;
+    let h = health(&args.over)?;
+    let d = h.diagnose(&t);
+    for s in &h.skipped {
+        eprintln!("somatize diagnose: skipped: {s}");
+    }
+    if args.json {
+        let text = serde_json::to_string_pretty(&d.to_json()).map_err(|e| e.to_string())?;
+        println!("{text}");
+    } else {
+        print_diagnosis(&h, &d, args.thresholds.as_deref());
+    }
+    let failed = d
+        .verdict
+        .iter()
+        .any(|(_, flags)| flags.iter().any(|f| fail.contains(&f.kind)));
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The diagnosis as a table of node, flag and advice, with what it was taken over.
+pub fn print_diagnosis(h: &RunHealth, d: &Diagnosis, from: Option<&Path>) {
+    let at = match from {
+        Some(p) => format!("thresholds from {}", p.display()),
+        None => "the default thresholds (`somatize thresholds`)".to_string(),
+    };
+    let span = match (d.forwards.first(), d.forwards.last()) {
+        (Some(a), Some(b)) => format!("forwards {a}..{b}"),
+        _ => "no forward".into(),
+    };
+    println!(
+        "run {}: {} forwards judged ({span}) at {at}",
+        d.run,
+        d.forwards.len()
+    );
+    let alerts = h.alerts(d);
+    if alerts.is_empty() {
+        println!("  no flag raised: no measured number crossed a bound (`somatize seen` says what was measured)");
+        return;
+    }
+    let nw = alerts
+        .iter()
+        .map(|a| a.node.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let fw = alerts
+        .iter()
+        .map(|a| a.flag.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    println!(
+        "  {:<nw$}  {:<fw$}  {:>5}  what to do",
+        "node", "flag", "since"
+    );
+    for a in alerts {
+        println!(
+            "  {:<nw$}  {:<fw$}  {:>5}  {}",
+            a.node, a.flag, a.first_forward, a.advice
+        );
+    }
+}
+
+pub fn seen(args: SeenArgs) -> Result<ExitCode, String> {
+    let h = health(&args.over)?;
+    let seen = h.seen();
+    if args.json {
+        let out = crate::health::json::seen_json(&seen);
+        let text = serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?;
+        println!("{text}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let last = h.forwards.last().map_or(0, |f| f.number);
+    println!(
+        "run {}: the latest of each metric over {} forwards (last {last})",
+        h.run,
+        h.forwards.len()
+    );
+    for n in &seen {
+        let kind = if n.kind.is_empty() { "-" } else { &n.kind };
+        println!("{} ({kind})", n.name);
+        for (k, v) in &n.metrics {
+            println!("    {k:<24} {v:.6e}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A health figure of a stored run, judged at `thresholds` (a JSON file of overrides).
+pub fn health_figure(
+    kind: Kind,
+    over: &Over,
+    of: &str,
+    thresholds_file: Option<&Path>,
+) -> Result<crate::figures::Figure, String> {
+    let t = thresholds(thresholds_file)?;
+    let h = health(over)?;
+    let d = h.diagnose(&t);
+    Ok(h.figure(&d, kind, of))
+}

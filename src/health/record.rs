@@ -1,0 +1,211 @@
+//! What a forward's record carries for the verdict: the run's graph (`runs/<run>/graph.json`)
+//! and, per forward, the per-node health metrics (`stats.json`) and facts, computed from one
+//! step's tensors, the step before and the graph. Every way in (import, the companion, the
+//! demo) goes through [`step_stats`].
+
+use super::cka::linear_cka;
+use super::forward::{measure_forward, nodes_from_keys, Step};
+use super::measure::MeasureError;
+use crate::store::{Fact, ForwardRecord, NodeStats, Num, TensorBytes};
+use serde::{Deserialize, Serialize};
+use somatize_verdict::metrics as m;
+use somatize_verdict::NodeSeen;
+
+pub use crate::store::format::GRAPH_FILE;
+
+/// The path of run `run`'s graph in a store.
+pub fn graph_path(run: &str) -> String {
+    format!("{}/{GRAPH_FILE}", crate::store::format::run_dir(run))
+}
+
+/// One node of a graph: its name and kind (`Linear`, `ReLU`, …; empty when unknown).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GraphNode {
+    pub name: String,
+    #[serde(default)]
+    pub kind: String,
+}
+
+/// A run's graph: nodes in declaration order, and pairs of nodes declared apart (two groups
+/// meant to carry different information; LEAKAGE compares their outputs). This is the
+/// `graph.json` of the dump convention and of a store's run.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Graph {
+    pub nodes: Vec<GraphNode>,
+    /// `[a, b]` pairs: the CKA of `act.a` and `act.b` is written as `cka` on node `b`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub apart: Vec<[String; 2]>,
+}
+
+/// The most bytes a `graph.json` may have (it names nodes; 16 MiB is thousands of them).
+pub const GRAPH_MAX_BYTES: usize = 16 << 20;
+
+impl Graph {
+    /// A graph of `(name, kind)` nodes in declaration order.
+    pub fn of<N: Into<String>, K: Into<String>>(nodes: impl IntoIterator<Item = (N, K)>) -> Self {
+        Graph {
+            nodes: nodes
+                .into_iter()
+                .map(|(n, k)| GraphNode {
+                    name: n.into(),
+                    kind: k.into(),
+                })
+                .collect(),
+            apart: Vec::new(),
+        }
+    }
+
+    /// Parse a `graph.json`; `source` names it in the error.
+    pub fn parse(bytes: &[u8], source: &str) -> Result<Self, String> {
+        if bytes.len() > GRAPH_MAX_BYTES {
+            return Err(format!(
+                "{source}: {} bytes is over the {GRAPH_MAX_BYTES}-byte cap for a graph",
+                bytes.len()
+            ));
+        }
+        serde_json::from_slice(bytes).map_err(|e| {
+            format!("{source}: not a graph {{\"nodes\": [{{\"name\", \"kind\"}}, …]}}: {e}")
+        })
+    }
+
+    /// The nodes as `(name, kind)` pairs.
+    pub fn pairs(&self) -> Vec<(String, String)> {
+        self.nodes
+            .iter()
+            .map(|n| (n.name.clone(), n.kind.clone()))
+            .collect()
+    }
+
+    /// The kind of node `name`, if the graph has it.
+    pub fn kind_of(&self, name: &str) -> Option<&str> {
+        self.nodes
+            .iter()
+            .find(|n| n.name == name)
+            .map(|n| n.kind.as_str())
+    }
+}
+
+/// Every node's health metrics at one step, as `node -> metric -> number` (`stats.json`):
+/// the nodes of `graph` (or, with an empty graph, those the keys name), measured by
+/// [`measure_forward`] with `previous` (the step before) giving the applied update; `cka` on
+/// the second node of each pair declared apart; and the `loss` node with `loss`, `nan`, `inf`.
+pub fn step_stats(
+    graph: &Graph,
+    step: &Step,
+    previous: Option<&Step>,
+) -> Result<NodeStats, MeasureError> {
+    let pairs = if graph.nodes.is_empty() {
+        nodes_from_keys(step)
+    } else {
+        graph.pairs()
+    };
+    let mut seen = measure_forward(&pairs, step, previous)?;
+    for [a, b] in &graph.apart {
+        let (Some(x), Some(y)) = (step.get(&format!("act.{a}")), step.get(&format!("act.{b}")))
+        else {
+            continue;
+        };
+        if let Some(cka) = linear_cka(x, y)? {
+            if let Some(node) = seen.iter_mut().find(|n| &n.name == b) {
+                node.metrics.insert(m::CKA.into(), cka);
+            }
+        }
+    }
+    Ok(to_stats(&seen))
+}
+
+/// Measured nodes as a `stats.json` table.
+pub fn to_stats(seen: &[NodeSeen]) -> NodeStats {
+    seen.iter()
+        .filter(|n| !n.metrics.is_empty())
+        .map(|n| {
+            let row = n
+                .metrics
+                .iter()
+                .map(|(k, v)| (k.clone(), Num(*v)))
+                .collect();
+            (n.name.clone(), row)
+        })
+        .collect()
+}
+
+/// The facts of a step with no timings: one per graph node (kind from the graph), and the
+/// loss as a fact of kind `loss` with its `value` when the step has a `loss`.
+pub fn step_facts(graph: &Graph, step: &Step) -> Vec<Fact> {
+    let mut facts: Vec<Fact> = if graph.nodes.is_empty() {
+        nodes_from_keys(step)
+            .into_iter()
+            .map(|(n, k)| Fact::new(n, k))
+            .collect()
+    } else {
+        graph
+            .nodes
+            .iter()
+            .map(|n| Fact::new(&n.name, &n.kind))
+            .collect()
+    };
+    if let Some(loss) = step.get("loss") {
+        let value = super::measure::measure_loss(loss)
+            .get(m::LOSS)
+            .copied()
+            .unwrap_or(f64::NAN);
+        facts.push(Fact::loss(value));
+    }
+    facts
+}
+
+/// One step as a forward record: facts, the node metrics as `stats.json`, and (when
+/// `keep_tensors`) every tensor of the step.
+pub fn step_record(
+    forward: u64,
+    graph: &Graph,
+    step: &Step,
+    previous: Option<&Step>,
+    keep_tensors: bool,
+) -> Result<ForwardRecord<'static>, MeasureError> {
+    let tensors = if keep_tensors {
+        step.iter()
+            .map(|(k, t)| TensorBytes::from_typed(k, t))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Ok(ForwardRecord {
+        forward,
+        facts: step_facts(graph, step),
+        stats: step_stats(graph, step, previous)?,
+        tensors,
+        ..Default::default()
+    })
+}
+
+/// Write run `run`'s `graph.json` into the store folder `root` unless it already has one
+/// (the first writer writes it; the graph is the same for every writer): to a temporary
+/// name, synced, then renamed. Returns whether it wrote it.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn write_graph(
+    root: &std::path::Path,
+    run: &str,
+    graph: &Graph,
+) -> Result<bool, crate::store::StoreError> {
+    use crate::store::StoreError;
+    use std::io::Write;
+    crate::store::names::run(run)?;
+    let path = root.join(graph_path(run));
+    if path.exists() {
+        return Ok(false);
+    }
+    let dir = root.join(crate::store::format::run_dir(run));
+    let io = |op: &'static str| {
+        let name = path.display().to_string();
+        move |e: std::io::Error| StoreError::io(name, op, e)
+    };
+    std::fs::create_dir_all(&dir).map_err(io("create the run folder"))?;
+    let tmp = dir.join(format!("{GRAPH_FILE}.{}.tmp", std::process::id()));
+    let text = serde_json::to_vec_pretty(graph).unwrap_or_default();
+    let mut f = std::fs::File::create(&tmp).map_err(io("create"))?;
+    f.write_all(&text).map_err(io("write"))?;
+    f.sync_all().map_err(io("sync"))?;
+    std::fs::rename(&tmp, &path).map_err(io("rename"))?;
+    Ok(true)
+}

@@ -1,0 +1,504 @@
+//! Health over a store: `seen`, `diagnose`, `history`, `where`, `within` and `alerts`, read
+//! from a run's blobs (`stats.json`, `facts.json`) and graph through any [`StoreFs`].
+//!
+//! Costs: the index is scanned (or, with `last = Some(n)`, read backwards for its last `n`
+//! lines) and each forward looked at costs one fetch of its blob; nothing else is read.
+
+use super::record::{graph_path, Graph};
+use super::thresholds::AsJson;
+use crate::store::{Fact, NodeStats, ScanItem, Store, StoreError, StoreFs};
+use serde::Serialize;
+use serde_json::{json, Value};
+use somatize_verdict::{
+    about, diagnose as judge, verdict, Flag, FlagKind, Forward, NodeSeen, Thresholds, Verdict,
+};
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+
+/// Why health could not be read from a store.
+#[derive(Debug)]
+pub enum HealthError {
+    /// The store could not be read (see the inner error; retrying helps only for I/O).
+    Store(StoreError),
+    /// The run's `graph.json` is not a graph; fix or remove the file.
+    Graph {
+        /// The file in the store.
+        path: String,
+        reason: String,
+    },
+    /// The run has no forward whose blob could be read, so there is nothing to judge.
+    Empty {
+        run: String,
+        /// What was skipped and why (bad lines, missing or corrupt blobs), if anything.
+        skipped: Vec<String>,
+    },
+}
+
+impl fmt::Display for HealthError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HealthError::Store(e) => write!(f, "{e}"),
+            HealthError::Graph { path, reason } => write!(f, "{path}: {reason}"),
+            HealthError::Empty { run, skipped } if skipped.is_empty() => {
+                write!(f, "run {run:?} has no recorded forward to judge")
+            }
+            HealthError::Empty { run, skipped } => write!(
+                f,
+                "run {run:?} has no readable forward to judge; skipped: {}",
+                skipped.join("; ")
+            ),
+        }
+    }
+}
+
+impl std::error::Error for HealthError {}
+
+impl From<StoreError> for HealthError {
+    fn from(e: StoreError) -> Self {
+        HealthError::Store(e)
+    }
+}
+
+/// Stats rows keyed like tensors (`act.x`, `param.x.weight`, `grad.x.weight`) are the
+/// companion's per-tensor statistics, not nodes.
+fn is_tensor_key(key: &str) -> bool {
+    ["act.", "param.", "grad."]
+        .iter()
+        .any(|p| key.starts_with(p))
+}
+
+/// A run's graph from its `graph.json`, if it has one.
+pub fn graph<F: StoreFs>(store: &Store<F>, run: &str) -> Result<Option<Graph>, HealthError> {
+    crate::store::names::run(run)?;
+    let path = graph_path(run);
+    match store.fs().read(&path) {
+        Ok(bytes) => Graph::parse(&bytes, &path)
+            .map(Some)
+            .map_err(|reason| HealthError::Graph { path, reason }),
+        Err(StoreError::NotFound { .. }) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// What health reads of a run: its graph, and per forward looked at every node's metrics.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunHealth {
+    pub run: String,
+    /// The graph, when the run has a `graph.json`.
+    pub graph: Option<Graph>,
+    /// The forwards looked at, oldest first; nodes in declaration order (the graph's, else
+    /// the order of the forward's facts, then any other `stats.json` rows).
+    pub forwards: Vec<Forward>,
+    /// Where each node ran (`where` of its latest fact).
+    pub places: BTreeMap<String, String>,
+    /// Forwards or lines skipped, and why (a bad index line, a missing or corrupt blob).
+    pub skipped: Vec<String>,
+}
+
+/// One forward's nodes from its stats and facts, in declaration order.
+fn nodes_of(stats: NodeStats, facts: &[Fact], graph: Option<&Graph>) -> Vec<NodeSeen> {
+    let mut order: Vec<String> = Vec::new();
+    let mut kinds: HashMap<String, String> = HashMap::new();
+    if let Some(g) = graph {
+        for n in &g.nodes {
+            order.push(n.name.clone());
+            kinds.insert(n.name.clone(), n.kind.clone());
+        }
+    }
+    for f in facts {
+        if !kinds.contains_key(&f.node) {
+            order.push(f.node.clone());
+            kinds.insert(f.node.clone(), f.kind.clone());
+        }
+    }
+    let mut stats = stats;
+    let mut out = Vec::new();
+    for name in order {
+        if let Some(row) = stats.remove(&name) {
+            out.push(node(
+                name.clone(),
+                kinds.remove(&name).unwrap_or_default(),
+                row,
+            ));
+        }
+    }
+    for (name, row) in stats {
+        if !is_tensor_key(&name) {
+            out.push(node(name, String::new(), row));
+        }
+    }
+    out
+}
+
+fn node(name: String, kind: String, row: BTreeMap<String, crate::store::Num>) -> NodeSeen {
+    NodeSeen {
+        name,
+        kind,
+        metrics: row.into_iter().map(|(k, v)| (k, v.0)).collect(),
+    }
+}
+
+/// The index lines of `run` to look at: all of them, or the last `n`.
+fn lines<F: StoreFs>(
+    store: &Store<F>,
+    run: &str,
+    last: Option<usize>,
+    skipped: &mut Vec<String>,
+) -> Result<Vec<ScanItem>, HealthError> {
+    let mut bad = |e: StoreError| skipped.push(e.to_string());
+    Ok(match last {
+        Some(n) => store.last(run, n, &mut bad)?,
+        None => {
+            let mut out = Vec::new();
+            for item in store.scan(run)? {
+                match item {
+                    Ok(i) => out.push(i),
+                    Err(e) => bad(e),
+                }
+            }
+            out
+        }
+    })
+}
+
+/// Read what health needs of `run`: the graph, and for each forward looked at (all, or the
+/// last `last`) its node metrics, one blob fetch each. Forwards several writers wrote under
+/// one number are merged. A forward with no blob or a bad one is skipped and said so.
+pub fn read<F: StoreFs>(
+    store: &Store<F>,
+    run: &str,
+    last: Option<usize>,
+) -> Result<RunHealth, HealthError> {
+    let graph = graph(store, run)?;
+    let mut skipped = Vec::new();
+    let items = lines(store, run, last, &mut skipped)?;
+    let mut forwards: Vec<Forward> = Vec::new();
+    let mut places = BTreeMap::new();
+    for item in items {
+        if item.entry.blob.is_none() {
+            continue;
+        }
+        let read = store.fetch(run, &item.writer, &item.entry).and_then(|b| {
+            let facts = b.facts()?;
+            Ok((b.stats()?, facts))
+        });
+        let (stats, facts) = match read {
+            Ok(x) => x,
+            Err(e) => {
+                skipped.push(e.to_string());
+                continue;
+            }
+        };
+        for f in &facts {
+            places.insert(f.node.clone(), f.where_.clone());
+        }
+        let nodes = nodes_of(stats, &facts, graph.as_ref());
+        match forwards.last_mut() {
+            Some(f) if f.number == item.entry.forward => f.nodes.extend(nodes),
+            _ => forwards.push(Forward {
+                number: item.entry.forward,
+                nodes,
+            }),
+        }
+    }
+    if forwards.is_empty() {
+        return Err(HealthError::Empty {
+            run: run.to_string(),
+            skipped,
+        });
+    }
+    Ok(RunHealth {
+        run: run.to_string(),
+        graph,
+        forwards,
+        places,
+        skipped,
+    })
+}
+
+/// A diagnosis: the verdict, the thresholds it was taken at, and over what.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Diagnosis {
+    pub run: String,
+    /// The forwards judged (their numbers, oldest first).
+    pub forwards: Vec<u64>,
+    pub verdict: Verdict,
+    pub thresholds: Thresholds,
+}
+
+impl Diagnosis {
+    /// `{"run", "forwards": {"count", "first", "last"}, "diagnosis": {where: [flag, …]},
+    /// "thresholds": {name: value, …}}`: the verdict written out with its bounds.
+    pub fn to_json(&self) -> Value {
+        let diagnosis: serde_json::Map<String, Value> = self
+            .verdict
+            .to_names()
+            .into_iter()
+            .map(|(node, flags)| (node, json!(flags)))
+            .collect();
+        json!({
+            "run": self.run,
+            "forwards": {
+                "count": self.forwards.len(),
+                "first": self.forwards.first(),
+                "last": self.forwards.last(),
+            },
+            "diagnosis": diagnosis,
+            "thresholds": serde_json::to_value(AsJson(&self.thresholds)).unwrap_or(Value::Null),
+        })
+    }
+}
+
+/// What is wrong, loudly: one flag at one place, since when, and what to do.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Alert {
+    /// Where (a node, or node.path for a submodule).
+    pub node: String,
+    /// The flag as raised (`DEAD_CHANNELS(3)`).
+    pub flag: String,
+    /// The first forward looked at whose own numbers raise this flag here (for
+    /// LOSING_PLASTICITY, a trend, the last forward).
+    pub first_forward: u64,
+    /// What it means.
+    pub means: &'static str,
+    /// What to do about it.
+    pub advice: &'static str,
+}
+
+/// The health figures: the only ones whose colour says good or bad.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HealthFigure {
+    /// One measurement across the nodes, flagged nodes in the alarm colour.
+    Profile,
+    /// A table of node, flag and what to do.
+    Flags,
+    /// The graph as a chain of boxes, flagged nodes outlined and badged.
+    Overlaid,
+}
+
+impl RunHealth {
+    /// A health figure of this run under a diagnosis; `of` is the metric a profile draws.
+    pub fn figure(&self, d: &Diagnosis, kind: HealthFigure, of: &str) -> crate::figures::Figure {
+        use crate::figures::{flags::flags, overlaid::overlaid, profile::profile};
+        match kind {
+            HealthFigure::Profile => profile(&self.seen(), &d.verdict, of),
+            HealthFigure::Flags => flags(&d.verdict),
+            HealthFigure::Overlaid => {
+                let nodes: Vec<(String, String)> = match &self.graph {
+                    Some(g) => g.pairs(),
+                    None => self.seen().into_iter().map(|n| (n.name, n.kind)).collect(),
+                };
+                overlaid(&nodes, &self.places, &self.overlay(d))
+            }
+        }
+    }
+
+    /// The latest of each metric per node, in declaration order.
+    pub fn seen(&self) -> Vec<NodeSeen> {
+        let mut seen = somatize_verdict::latest(&self.forwards);
+        if let Some(g) = &self.graph {
+            for n in &mut seen {
+                if n.kind.is_empty() {
+                    n.kind = g.kind_of(&n.name).unwrap_or_default().to_string();
+                }
+            }
+        }
+        seen
+    }
+
+    /// The verdict at `t` over the forwards read (LOSING_PLASTICITY over all of them).
+    pub fn diagnose(&self, t: &Thresholds) -> Diagnosis {
+        Diagnosis {
+            run: self.run.clone(),
+            forwards: self.forwards.iter().map(|f| f.number).collect(),
+            verdict: judge(&self.forwards, t),
+            thresholds: t.clone(),
+        }
+    }
+
+    /// One node's values of one metric over the forwards read, as `(forward, value)`.
+    pub fn history(&self, node: &str, of: &str) -> Vec<(u64, f64)> {
+        somatize_verdict::series(&self.forwards, node, of)
+    }
+
+    /// The graph's node names in declaration order (else the nodes seen, in order).
+    pub fn node_names(&self) -> Vec<String> {
+        match &self.graph {
+            Some(g) => g.nodes.iter().map(|n| n.name.clone()).collect(),
+            None => self.seen().into_iter().map(|n| n.name).collect(),
+        }
+    }
+
+    /// The diagnosis folded onto the graph's nodes: `{node: [flag, …]}` in declaration
+    /// order; a flag found inside a node (`node.path`) is named on it (`LEAKAGE in net.2`).
+    pub fn overlay(&self, d: &Diagnosis) -> Vec<(String, Vec<String>)> {
+        let names = self.node_names();
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        fold(&d.verdict, &refs)
+    }
+
+    /// What is wrong, loudly: every flag of the diagnosis with the first forward whose own
+    /// numbers raise it and the advice, in the verdict's order.
+    pub fn alerts(&self, d: &Diagnosis) -> Vec<Alert> {
+        let mut first: HashMap<(String, FlagKind), u64> = HashMap::new();
+        for f in &self.forwards {
+            for (node, flags) in verdict(&f.nodes, &d.thresholds).iter() {
+                for flag in flags {
+                    first
+                        .entry((node.to_string(), flag.kind))
+                        .or_insert(f.number);
+                }
+            }
+        }
+        let last = self.forwards.last().map_or(0, |f| f.number);
+        let mut out = Vec::new();
+        for (node, flags) in d.verdict.iter() {
+            for flag in flags {
+                let a = about(flag.kind.name());
+                out.push(Alert {
+                    node: node.to_string(),
+                    flag: flag.to_string(),
+                    first_forward: first
+                        .get(&(node.to_string(), flag.kind))
+                        .copied()
+                        .unwrap_or(last),
+                    means: a.map_or("", |a| a.means),
+                    advice: a.map_or("", |a| a.todo),
+                });
+            }
+        }
+        out
+    }
+}
+
+/// The node a key belongs to: the longest of `nodes` that is the key or a dotted prefix of
+/// it (`layer1.0.conv1` is within `layer1.0` when the graph has `layer1.0`), else the key's
+/// first dotted segment when no node matches.
+pub fn within<'a>(key: &'a str, nodes: &[&'a str]) -> &'a str {
+    let mut path = key;
+    loop {
+        if let Some(n) = nodes.iter().find(|n| **n == path) {
+            return n;
+        }
+        match path.rsplit_once('.') {
+            Some((head, _)) => path = head,
+            None => return key.split('.').next().unwrap_or(key),
+        }
+    }
+}
+
+/// A verdict folded onto `nodes`: each flag lands on the node its key is within, named with
+/// the key when it came from inside (`LEAKAGE in net.2`); nodes in declaration order, then
+/// any key no node holds.
+pub fn fold(v: &Verdict, nodes: &[&str]) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    let rank: HashMap<&str, usize> = nodes.iter().enumerate().map(|(i, n)| (*n, i)).collect();
+    for (key, flags) in v.iter() {
+        let at = within(key, nodes);
+        let names = flags.iter().map(|f: &Flag| {
+            if at == key {
+                f.to_string()
+            } else {
+                format!("{f} in {key}")
+            }
+        });
+        match out.iter_mut().find(|(n, _)| n == at) {
+            Some((_, list)) => list.extend(names),
+            None => out.push((at.to_string(), names.collect())),
+        }
+    }
+    out.sort_by_key(|(n, _)| rank.get(n.as_str()).copied().unwrap_or(usize::MAX));
+    out
+}
+
+/// The latest of each metric per node over `run` (all forwards, or the last `last`).
+pub fn seen<F: StoreFs>(
+    store: &Store<F>,
+    run: &str,
+    last: Option<usize>,
+) -> Result<Vec<NodeSeen>, HealthError> {
+    Ok(read(store, run, last)?.seen())
+}
+
+/// `{where: [flag, …]}` for `run` at `t`, with the thresholds it was taken at.
+pub fn diagnose<F: StoreFs>(
+    store: &Store<F>,
+    run: &str,
+    t: &Thresholds,
+    last: Option<usize>,
+) -> Result<Diagnosis, HealthError> {
+    Ok(read(store, run, last)?.diagnose(t))
+}
+
+/// One node's values of metric `of` over `run`, as `(forward, value)` pairs.
+pub fn history<F: StoreFs>(
+    store: &Store<F>,
+    run: &str,
+    node: &str,
+    of: &str,
+    last: Option<usize>,
+) -> Result<Vec<(u64, f64)>, HealthError> {
+    Ok(read(store, run, last)?.history(node, of))
+}
+
+/// The diagnosis of `run` folded onto its graph's nodes (the seed's `where`).
+pub fn where_<F: StoreFs>(
+    store: &Store<F>,
+    run: &str,
+    t: &Thresholds,
+    last: Option<usize>,
+) -> Result<Vec<(String, Vec<String>)>, HealthError> {
+    let h = read(store, run, last)?;
+    let d = h.diagnose(t);
+    Ok(h.overlay(&d))
+}
+
+/// What is wrong with `run` at `t`, loudly (see [`Alert`]).
+pub fn alerts<F: StoreFs>(
+    store: &Store<F>,
+    run: &str,
+    t: &Thresholds,
+    last: Option<usize>,
+) -> Result<Vec<Alert>, HealthError> {
+    let h = read(store, run, last)?;
+    let d = h.diagnose(t);
+    Ok(h.alerts(&d))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_fall_within_the_longest_node_that_holds_them() {
+        let nodes = ["layer1", "layer1.0", "fc"];
+        for (key, want) in [
+            ("layer1.0.conv1", "layer1.0"),
+            ("layer1.1", "layer1"),
+            ("fc", "fc"),
+            ("head.proj", "head"),
+            ("loss", "loss"),
+        ] {
+            assert_eq!(within(key, &nodes), want, "within({key:?})");
+        }
+    }
+
+    #[test]
+    fn a_verdict_folds_onto_nodes_naming_the_inside() {
+        let mut v = Verdict::new();
+        v.raise("net.2", Flag::plain(FlagKind::Leakage));
+        v.raise("net", Flag::plain(FlagKind::Stalled));
+        v.raise("head", Flag::plain(FlagKind::Nan));
+        let got = fold(&v, &["head", "net"]);
+        assert_eq!(
+            got,
+            vec![
+                ("head".to_string(), vec!["NAN".to_string()]),
+                (
+                    "net".to_string(),
+                    vec!["LEAKAGE in net.2".to_string(), "STALLED".to_string()]
+                ),
+            ]
+        );
+    }
+}

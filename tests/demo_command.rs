@@ -1,0 +1,128 @@
+//! `somatize demo` run as the built binary into a temporary store: every run raises the
+//! flags its condition should (`Condition.raises`, and nothing outside `raises` and
+//! `may_also`), the healthy one raises none, progress goes to stderr and the output says how
+//! to look further. The debug build trains the full 300 steps and records every 100th; the
+//! README's exact command (default steps and recording) is the ignored test: scripts/test.sh
+//! runs it against the release binary (`SOMATIZE_BIN=target/release/somatize`), as the README's
+//! `cargo run --release -- demo` builds it.
+
+mod common;
+
+use common::temp_dir;
+use somatize::health::store::diagnose;
+use somatize::store::{DirFs, Store};
+use somatize::verdict::{FlagKind, Thresholds};
+use std::path::Path;
+use std::process::Command;
+
+/// The binary under test: `SOMATIZE_BIN` when set (the release build), else this build's.
+fn binary() -> String {
+    std::env::var("SOMATIZE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_somatize").to_string())
+}
+
+fn demo(store: &Path, extra: &[&str]) -> (String, String) {
+    let out = Command::new(binary())
+        .arg("demo")
+        .arg("--store")
+        .arg(store)
+        .args(extra)
+        .output()
+        .expect("the binary runs");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert!(out.status.success(), "somatize demo failed: {stderr}");
+    (stdout, stderr)
+}
+
+/// Every demo run in `store` judged at the default thresholds: what each must and may raise.
+fn check_runs(store: &Path) {
+    let s = Store::open(DirFs::new(store)).expect("the demo wrote a store");
+    for c in somatize::demo::conditions() {
+        let d = diagnose(&s, c.name, &Thresholds::default(), None).expect("diagnoses");
+        let raised: Vec<FlagKind> = d
+            .verdict
+            .iter()
+            .flat_map(|(_, f)| f.iter().map(|f| f.kind))
+            .collect();
+        for want in c.raises {
+            assert!(
+                raised.iter().any(|k| k.name() == *want),
+                "{}: wanted {want}, got {:?}",
+                c.name,
+                d.verdict.to_names()
+            );
+        }
+        for k in &raised {
+            assert!(
+                c.raises.contains(&k.name()) || c.may_also.contains(&k.name()),
+                "{}: raised {} which it should not: {:?}",
+                c.name,
+                k.name(),
+                d.verdict.to_names()
+            );
+        }
+        if c.name == "healthy" {
+            assert!(
+                d.verdict.is_empty(),
+                "healthy raised {:?}",
+                d.verdict.to_names()
+            );
+        }
+    }
+}
+
+#[test]
+fn the_demo_command_records_runs_that_raise_their_flags() {
+    let store = temp_dir("demo-command").join("demo");
+    let (out, err) = demo(&store, &["--every", "100"]);
+    for c in somatize::demo::conditions() {
+        assert!(
+            err.contains(c.name),
+            "no progress line for {}: {err}",
+            c.name
+        );
+        assert!(out.contains(c.description), "no diagnosis of {}", c.name);
+    }
+    assert!(out.contains("somatize diagnose"), "{out}");
+    assert!(
+        out.contains("VANISHING") && out.contains("what to do"),
+        "{out}"
+    );
+    check_runs(&store);
+    // The demo again into the same store replaces its earlier recording, not mixing into it.
+    let (_, err) = demo(&store, &["--steps", "4", "--every", "1"]);
+    assert!(
+        err.contains("replacing the earlier demo recording"),
+        "{err}"
+    );
+    let reader = Store::open(DirFs::new(&store)).unwrap();
+    let forwards = reader.scan("healthy").unwrap().count();
+    assert_eq!(forwards, 4, "steps 0..3 of the second demo only");
+    // A run of the same name that the demo did not write is left alone and refused.
+    let mut other = somatize::record::Recorder::with_writer(&store, "stalled", "mine").unwrap();
+    other.record(&Default::default()).unwrap();
+    drop(other);
+    let again = Command::new(binary())
+        .args(["demo", "--steps", "2", "--store"])
+        .arg(&store)
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already holds a run"));
+    assert!(
+        store.join("runs/stalled/mine/index.jsonl").is_file(),
+        "the other run is kept"
+    );
+}
+
+/// The README's command exactly (`somatize demo --store DIR`): slow in a debug build, so
+/// run it with `cargo test --release --test demo_command -- --ignored`.
+#[test]
+#[ignore]
+fn the_readme_command_end_to_end() {
+    let store = temp_dir("demo-readme").join("somatize-demo");
+    demo(&store, &[]);
+    check_runs(&store);
+}

@@ -1,0 +1,601 @@
+//! The verdict from a stored record: runs trained here (small real training loops, seeded,
+//! hand-written backprop) or by the built-in demo are recorded through the real `Recorder`
+//! with the per-node metrics every way in writes, then judged by reading the store back.
+//! Each flag is shown on a recorded run; the same record judged at another threshold gives
+//! another answer without training again; ../shared/runs/example_cnn imported raises none of
+//! the basic flags.
+
+mod common;
+
+use common::temp_dir;
+use somatize::health::record::{step_record, write_graph, Graph};
+use somatize::health::store::{alerts, diagnose, history, read, seen, where_, Diagnosis};
+use somatize::health::Step;
+use somatize::record::{probe, Recorder};
+use somatize::store::{DirFs, Store};
+use somatize::tensor::TypedTensor;
+use somatize::verdict::{FlagKind, Thresholds};
+use std::path::Path;
+
+/// A small seeded generator (xorshift64*), uniform in [-1, 1).
+struct Rng(u64);
+
+impl Rng {
+    fn uniform(&mut self) -> f32 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        let bits = self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 40;
+        (bits as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+    }
+
+    fn fill(&mut self, n: usize, scale: f32) -> Vec<f32> {
+        (0..n).map(|_| self.uniform() * scale).collect()
+    }
+}
+
+/// `a (r×k) · bᵀ` for `b (c×k)`: r×c.
+fn matmul_t(a: &[f32], b: &[f32], r: usize, k: usize, c: usize) -> Vec<f32> {
+    let mut out = vec![0.0; r * c];
+    for i in 0..r {
+        for j in 0..c {
+            out[i * c + j] = (0..k).map(|t| a[i * k + t] * b[j * k + t]).sum();
+        }
+    }
+    out
+}
+
+/// `aᵀ · b` for `a (n×r)`, `b (n×c)`: r×c.
+fn t_matmul(a: &[f32], b: &[f32], n: usize, r: usize, c: usize) -> Vec<f32> {
+    let mut out = vec![0.0; r * c];
+    for s in 0..n {
+        for i in 0..r {
+            for j in 0..c {
+                out[i * c + j] += a[s * r + i] * b[s * c + j];
+            }
+        }
+    }
+    out
+}
+
+fn tensor(key: &str, values: Vec<f32>, shape: &[usize]) -> (String, TypedTensor) {
+    let t = TypedTensor::from_f32(key, values, shape.to_vec()).expect("shape matches");
+    (key.to_string(), t)
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Act {
+    Relu,
+    Tanh,
+}
+
+/// A two-layer MLP (fc1 → act → fc2, MSE against a linear teacher, plain SGD) and how it
+/// is made sick.
+#[derive(Clone, Copy)]
+struct Recipe {
+    act: Act,
+    lr: f32,
+    steps: usize,
+    /// Samples per step, inputs, hidden units, outputs.
+    n: usize,
+    i: usize,
+    h: usize,
+    o: usize,
+    /// Multiplies fc1's and fc2's init.
+    gain1: f32,
+    gain2: f32,
+    /// How many of fc2's input columns are held at zero (pruned connections).
+    pruned: usize,
+    /// Stop after the first step whose loss is not finite.
+    stop_at_nonfinite: bool,
+}
+
+const HEALTHY: Recipe = Recipe {
+    act: Act::Relu,
+    lr: 0.05,
+    steps: 6,
+    n: 64,
+    i: 8,
+    h: 16,
+    o: 2,
+    gain1: 1.0,
+    gain2: 1.0,
+    pruned: 0,
+    stop_at_nonfinite: false,
+};
+
+/// Train by `r`, one dump per step: parameters and gradients before the step's update,
+/// every node's output, and the loss.
+fn train(r: Recipe) -> Vec<Step> {
+    let (n, i, h, o) = (r.n, r.i, r.h, r.o);
+    let mut rng = Rng(0x5eed_1234_abcd_0001);
+    let teacher = rng.fill(o * i, 1.0);
+    let mut w1 = rng.fill(h * i, (6.0 / i as f32).sqrt() * r.gain1);
+    let mut b1 = vec![0.0f32; h];
+    let mut w2 = rng.fill(o * h, (6.0 / h as f32).sqrt() * r.gain2);
+    let mut b2 = vec![0.0f32; o];
+    let mut steps = Vec::new();
+    for _ in 0..r.steps {
+        let x = rng.fill(n * i, 1.0);
+        let target = matmul_t(&x, &teacher, n, i, o);
+        for row in w2.chunks_mut(h) {
+            row[..r.pruned].iter_mut().for_each(|w| *w = 0.0);
+        }
+        let mut z1 = matmul_t(&x, &w1, n, i, h);
+        z1.iter_mut().enumerate().for_each(|(k, z)| *z += b1[k % h]);
+        let a: Vec<f32> = match r.act {
+            Act::Relu => z1.iter().map(|z| z.max(0.0)).collect(),
+            Act::Tanh => z1.iter().map(|z| z.tanh()).collect(),
+        };
+        let mut y = matmul_t(&a, &w2, n, h, o);
+        y.iter_mut().enumerate().for_each(|(k, v)| *v += b2[k % o]);
+        let loss = y
+            .iter()
+            .zip(&target)
+            .map(|(p, t)| (p - t) * (p - t))
+            .sum::<f32>()
+            / (n * o) as f32;
+        let dy: Vec<f32> = y
+            .iter()
+            .zip(&target)
+            .map(|(p, t)| 2.0 * (p - t) / (n * o) as f32)
+            .collect();
+        let mut gw2 = t_matmul(&dy, &a, n, o, h);
+        for row in gw2.chunks_mut(h) {
+            row[..r.pruned].iter_mut().for_each(|g| *g = 0.0);
+        }
+        let gb2: Vec<f32> = (0..o)
+            .map(|j| (0..n).map(|s| dy[s * o + j]).sum())
+            .collect();
+        let mut dz1 = vec![0.0f32; n * h];
+        for s in 0..n {
+            for j in 0..h {
+                let d: f32 = (0..o).map(|k| dy[s * o + k] * w2[k * h + j]).sum();
+                dz1[s * h + j] = match r.act {
+                    Act::Relu => d * f32::from(u8::from(z1[s * h + j] > 0.0)),
+                    Act::Tanh => d * (1.0 - a[s * h + j] * a[s * h + j]),
+                };
+            }
+        }
+        let gw1 = t_matmul(&dz1, &x, n, h, i);
+        let gb1: Vec<f32> = (0..h)
+            .map(|j| (0..n).map(|s| dz1[s * h + j]).sum())
+            .collect();
+        steps.push(Step::from([
+            tensor("param.fc1.weight", w1.clone(), &[h, i]),
+            tensor("param.fc1.bias", b1.clone(), &[h]),
+            tensor("param.fc2.weight", w2.clone(), &[o, h]),
+            tensor("param.fc2.bias", b2.clone(), &[o]),
+            tensor("grad.fc1.weight", gw1.clone(), &[h, i]),
+            tensor("grad.fc1.bias", gb1.clone(), &[h]),
+            tensor("grad.fc2.weight", gw2.clone(), &[o, h]),
+            tensor("grad.fc2.bias", gb2.clone(), &[o]),
+            tensor("act.fc1", z1, &[n, h]),
+            tensor("act.act", a, &[n, h]),
+            tensor("act.fc2", y, &[n, o]),
+            tensor("loss", vec![loss], &[]),
+        ]));
+        if r.stop_at_nonfinite && !loss.is_finite() {
+            break;
+        }
+        let lr = r.lr;
+        w1.iter_mut().zip(&gw1).for_each(|(w, g)| *w -= lr * g);
+        b1.iter_mut().zip(&gb1).for_each(|(w, g)| *w -= lr * g);
+        w2.iter_mut().zip(&gw2).for_each(|(w, g)| *w -= lr * g);
+        b2.iter_mut().zip(&gb2).for_each(|(w, g)| *w -= lr * g);
+    }
+    steps
+}
+
+fn mlp_graph(act: Act) -> Graph {
+    let kind = match act {
+        Act::Relu => "ReLU",
+        Act::Tanh => "Tanh",
+    };
+    Graph::of([("fc1", "Linear"), ("act", kind), ("fc2", "Linear")])
+}
+
+/// Record `steps` as run `run` through the Recorder (writer `test`), each with the node
+/// metrics against the step before, and the graph.
+fn record(root: &Path, run: &str, graph: &Graph, steps: &[Step]) {
+    let mut rec = Recorder::with_writer(root, run, "test")
+        .expect("open a recorder")
+        .summarising(["loss"]);
+    write_graph(root, run, graph).expect("write the graph");
+    for (k, step) in steps.iter().enumerate() {
+        let previous = k.checked_sub(1).map(|p| &steps[p]);
+        let forward = step_record(k as u64, graph, step, previous, true).expect("measures");
+        rec.record(&forward).expect("records");
+    }
+}
+
+fn store(root: &Path) -> Store<DirFs> {
+    Store::open(DirFs::new(root)).expect("a store")
+}
+
+fn judged(root: &Path, run: &str) -> Diagnosis {
+    diagnose(&store(root), run, &Thresholds::default(), None).expect("diagnoses")
+}
+
+/// Whether `d` raised a flag of `kind` at `node` (any node when `None`).
+fn raised(d: &Diagnosis, node: Option<&str>, kind: FlagKind) -> bool {
+    d.verdict
+        .iter()
+        .any(|(n, flags)| node.is_none_or(|w| w == n) && flags.iter().any(|f| f.kind == kind))
+}
+
+#[test]
+fn a_stored_run_is_judged_again_at_another_threshold_without_training() {
+    let root = temp_dir("health-again");
+    let steps = train(Recipe {
+        lr: 1e-9,
+        ..HEALTHY
+    });
+    record(&root, "slow", &mlp_graph(Act::Relu), &steps);
+    drop(steps);
+    let first = judged(&root, "slow");
+    assert!(
+        raised(&first, Some("fc1"), FlagKind::Stalled),
+        "{:?}",
+        first.verdict.to_names()
+    );
+    // The same record, read again, at a stalled bound a thousand times smaller.
+    let t = Thresholds::with([("stalled_update_ratio", 1e-12)]).unwrap();
+    let again = diagnose(&store(&root), "slow", &t, None).unwrap();
+    assert!(
+        !raised(&again, None, FlagKind::Stalled),
+        "{:?}",
+        again.verdict.to_names()
+    );
+    assert_ne!(first.verdict, again.verdict);
+    // Each diagnosis written out carries the thresholds it was taken at.
+    let (a, b) = (first.to_json(), again.to_json());
+    assert_eq!(a["thresholds"]["stalled_update_ratio"], 1e-6);
+    assert_eq!(b["thresholds"]["stalled_update_ratio"], 1e-12);
+    assert_eq!(a["forwards"]["count"], 6);
+    assert!(a["diagnosis"]["fc1"]
+        .as_array()
+        .unwrap()
+        .contains(&"STALLED".into()));
+}
+
+#[test]
+fn seen_history_where_and_alerts_read_the_record() {
+    let root = temp_dir("health-read");
+    let steps = train(Recipe {
+        lr: 1e-9,
+        ..HEALTHY
+    });
+    record(&root, "slow", &mlp_graph(Act::Relu), &steps);
+    let s = store(&root);
+    let nodes = seen(&s, "slow", None).unwrap();
+    let names: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
+    assert_eq!(names, ["fc1", "act", "fc2", "loss"], "declaration order");
+    assert_eq!(nodes[1].kind, "ReLU");
+    for metric in [
+        "grad_norm",
+        "update_ratio",
+        "param_mean_abs",
+        "feature_erank",
+    ] {
+        assert!(nodes[0].get(metric).is_some(), "fc1 has no {metric}");
+    }
+    // The first forward has no step before it, so no update: history starts at forward 1.
+    let ratios = history(&s, "slow", "fc1", "update_ratio", None).unwrap();
+    assert_eq!(
+        ratios.iter().map(|(f, _)| *f).collect::<Vec<_>>(),
+        [1, 2, 3, 4, 5]
+    );
+    let last2 = history(&s, "slow", "fc1", "grad_norm", Some(2)).unwrap();
+    assert_eq!(last2.iter().map(|(f, _)| *f).collect::<Vec<_>>(), [4, 5]);
+    let h = read(&s, "slow", Some(2)).unwrap();
+    assert_eq!(h.forwards.len(), 2, "last=2 reads two forwards");
+    let t = Thresholds::default();
+    let w = where_(&s, "slow", &t, None).unwrap();
+    assert_eq!(w[0].0, "fc1");
+    assert!(w[0].1.contains(&"STALLED".to_string()), "{w:?}");
+    let a = alerts(&s, "slow", &t, None).unwrap();
+    let stalled = a
+        .iter()
+        .find(|a| a.node == "fc1" && a.flag == "STALLED")
+        .expect("a STALLED alert at fc1");
+    assert_eq!(stalled.first_forward, 1, "the first forward with an update");
+    assert!(
+        stalled.advice.contains("learning rate"),
+        "{}",
+        stalled.advice
+    );
+}
+
+/// Each row: what is wrong, the recipe, and the node and flag the recorded run must show.
+#[test]
+fn each_sick_mlp_shows_its_flag_from_the_store() {
+    let cases: [(&str, Recipe, &str, FlagKind); 4] = [
+        (
+            "fc2 at 100x its init over fc1 at 1/1000 of its own",
+            Recipe {
+                gain1: 1e-3,
+                gain2: 100.0,
+                steps: 1,
+                ..HEALTHY
+            },
+            "fc1",
+            FlagKind::Exploding,
+        ),
+        (
+            "fc2 never reads 4 units",
+            Recipe {
+                pruned: 4,
+                ..HEALTHY
+            },
+            "act",
+            FlagKind::IgnoredChannels,
+        ),
+        (
+            "one sample per step into a 32-wide layer: each update is rank one",
+            Recipe {
+                n: 1,
+                i: 32,
+                h: 32,
+                lr: 0.01,
+                ..HEALTHY
+            },
+            "fc1",
+            FlagKind::Narrowing,
+        ),
+        (
+            "a learning rate of 3 blows the MSE loss past float32",
+            Recipe {
+                lr: 3.0,
+                steps: 200,
+                stop_at_nonfinite: true,
+                ..HEALTHY
+            },
+            "loss",
+            FlagKind::Inf,
+        ),
+    ];
+    for (k, (what, recipe, node, kind)) in cases.into_iter().enumerate() {
+        let root = temp_dir(&format!("health-sick-{k}"));
+        record(&root, "sick", &mlp_graph(recipe.act), &train(recipe));
+        let d = judged(&root, "sick");
+        assert!(
+            raised(&d, Some(node), kind),
+            "{what}: wanted {} at {node}, got {:?}",
+            kind.name(),
+            d.verdict.to_names()
+        );
+    }
+}
+
+#[test]
+fn two_groups_declared_apart_that_carry_the_same_signal_leak() {
+    // A tanh layer at a tenth of its init is nearly linear, so its output is its input up
+    // to a small bend: declared apart, fc1 and act carry the same information.
+    let recipe = Recipe {
+        act: Act::Tanh,
+        gain1: 0.1,
+        ..HEALTHY
+    };
+    let root = temp_dir("health-leak");
+    let mut graph = mlp_graph(Act::Tanh);
+    graph.apart.push(["fc1".into(), "act".into()]);
+    record(&root, "leaky", &graph, &train(recipe));
+    let d = judged(&root, "leaky");
+    assert!(
+        raised(&d, Some("act"), FlagKind::Leakage),
+        "{:?}",
+        d.verdict.to_names()
+    );
+    // Not declared apart: no CKA is measured and nothing leaks.
+    let root = temp_dir("health-noleak");
+    record(&root, "plain", &mlp_graph(Act::Tanh), &train(recipe));
+    assert!(!raised(&judged(&root, "plain"), None, FlagKind::Leakage));
+}
+
+/// A linear layer fitted by gradient descent to a teacher that uses only two of its 16
+/// outputs: the two grow, the other fourteen fade towards zero, and the output collapses
+/// onto two directions: weights growing, units going quiet, rank falling, all at once.
+fn plasticity_steps() -> Vec<Step> {
+    let (n, i, h) = (64usize, 16usize, 16usize);
+    let mut rng = Rng(11);
+    let x = rng.fill(n * i, 1.0);
+    let mut teacher = vec![0.0f32; h * i];
+    teacher[..2 * i].copy_from_slice(&rng.fill(2 * i, 3.0));
+    let target = matmul_t(&x, &teacher, n, i, h);
+    let mut w = rng.fill(h * i, 0.1);
+    let lr = 0.5;
+    let mut steps = Vec::new();
+    for _ in 0..40 {
+        let z = matmul_t(&x, &w, n, i, h);
+        let dz: Vec<f32> = z
+            .iter()
+            .zip(&target)
+            .map(|(a, t)| 2.0 * (a - t) / n as f32)
+            .collect();
+        let loss = z
+            .iter()
+            .zip(&target)
+            .map(|(a, t)| (a - t) * (a - t))
+            .sum::<f32>()
+            / n as f32;
+        let gw = t_matmul(&dz, &x, n, h, i);
+        steps.push(Step::from([
+            tensor("param.fc.weight", w.clone(), &[h, i]),
+            tensor("grad.fc.weight", gw.clone(), &[h, i]),
+            tensor("act.fc", z, &[n, h]),
+            tensor("loss", vec![loss], &[]),
+        ]));
+        w.iter_mut().zip(&gw).for_each(|(w, g)| *w -= lr * g);
+    }
+    steps
+}
+
+#[test]
+fn a_layer_that_grows_quietens_and_narrows_loses_plasticity() {
+    let root = temp_dir("health-plasticity");
+    record(
+        &root,
+        "fit",
+        &Graph::of([("fc", "Linear")]),
+        &plasticity_steps(),
+    );
+    let d = judged(&root, "fit");
+    assert!(
+        raised(&d, Some("fc"), FlagKind::LosingPlasticity),
+        "{:?}",
+        d.verdict.to_names()
+    );
+    // The trend needs more than the last forward: the last one alone shows none.
+    let alone = diagnose(&store(&root), "fit", &Thresholds::default(), Some(1)).unwrap();
+    assert!(!raised(&alone, None, FlagKind::LosingPlasticity));
+}
+
+#[test]
+fn a_probe_of_a_chain_without_normalisation_shows_it_missing() {
+    // One forward, never trained, through four linear layers that each multiply the
+    // variance by about 4, written as a probe (run/<id>/0).
+    let (n, h) = (64usize, 16usize);
+    let mut rng = Rng(7);
+    let mut a = rng.fill(n * h, 1.0);
+    let mut step = Step::new();
+    let mut nodes = Vec::new();
+    for l in 0..4 {
+        let w = rng.fill(h * h, 2.0 * (3.0 / h as f32).sqrt());
+        a = matmul_t(&a, &w, n, h, h);
+        step.extend([tensor(&format!("act.l{l}"), a.clone(), &[n, h])]);
+        nodes.push((format!("l{l}"), "Linear".to_string()));
+    }
+    let root = temp_dir("health-probe");
+    let graph = Graph::of(nodes);
+    let rec = step_record(0, &graph, &step, None, false).unwrap();
+    probe(&root, "3fa2c0d19b7e4a61", &rec).unwrap();
+    // No graph.json was written: the kinds come from the facts.
+    let d = judged(&root, "3fa2c0d19b7e4a61");
+    assert!(
+        raised(&d, Some("l2"), FlagKind::MissingNormalisation),
+        "{:?}",
+        d.verdict.to_names()
+    );
+}
+
+/// The demo conditions, recorded briefly through the same path as `somatize demo`, show
+/// NAN, VANISHING, DEAD, DEAD_CHANNELS, SATURATED, STALLED and OVERSTEPPING.
+#[test]
+fn the_demo_conditions_show_their_flags_from_the_store() {
+    let root = temp_dir("health-demo");
+    let cases = [
+        ("exploding", FlagKind::Nan),
+        ("vanishing", FlagKind::Vanishing),
+        ("dead_relu", FlagKind::Dead),
+        ("dead_relu", FlagKind::DeadChannels),
+        ("saturated", FlagKind::Saturated),
+        ("stalled", FlagKind::Stalled),
+        ("overstepping", FlagKind::Overstepping),
+    ];
+    for (name, kind) in cases {
+        if !root.join("runs").join(name).exists() {
+            let c = somatize::demo::condition(name).unwrap();
+            somatize::record::demo::record_condition(&root, c, 40, 20).unwrap();
+        }
+        let d = judged(&root, name);
+        assert!(
+            raised(&d, None, kind),
+            "{name}: wanted {}, got {:?}",
+            kind.name(),
+            d.verdict.to_names()
+        );
+    }
+}
+
+const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared");
+
+/// ../shared/runs/example_cnn; `SOMATIZE_SHARED` overrides where `shared/` is.
+fn example_cnn() -> std::path::PathBuf {
+    let shared = std::env::var("SOMATIZE_SHARED").unwrap_or_else(|_| SHARED.to_string());
+    Path::new(&shared).join("runs/example_cnn")
+}
+
+#[test]
+fn example_cnn_imported_raises_none_of_the_basic_flags() {
+    let dir = example_cnn();
+    let root = temp_dir("health-cnn");
+    let report = somatize::import::import(&dir, &root, "cnn", false, &mut |_| {}).unwrap();
+    assert_eq!((report.forwards, report.steps), (12, Some((0, 11))));
+    assert!(report.graph);
+    let expect: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("expect.json")).unwrap()).unwrap();
+    let d = judged(&root, "cnn");
+    for name in expect["not"].as_array().unwrap() {
+        let kind = FlagKind::parse(name.as_str().unwrap()).unwrap();
+        assert!(
+            !raised(&d, None, kind),
+            "{} raised: {:?}",
+            kind.name(),
+            d.verdict.to_names()
+        );
+    }
+    // The import carried what the rules read, and the loss into the index.
+    let s = store(&root);
+    let nodes = seen(&s, "cnn", None).unwrap();
+    let first = &nodes[0];
+    assert_eq!((first.name.as_str(), first.kind.as_str()), ("0", "Conv2d"));
+    for metric in [
+        "grad_norm",
+        "update_ratio",
+        "act_var",
+        "update_erank",
+        "feature_erank",
+    ] {
+        assert!(first.get(metric).is_some(), "node 0 has no {metric}");
+    }
+    let items: Vec<_> = s.scan("cnn").unwrap().map(Result::unwrap).collect();
+    assert!(items.iter().all(|i| i
+        .entry
+        .field("loss.value")
+        .and_then(|f| f.as_f64())
+        .is_some()));
+}
+
+#[test]
+fn the_companion_measures_frames_that_carry_tensors() {
+    let numpy = std::process::Command::new("python3")
+        .args(["-c", "import numpy"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !numpy {
+        eprintln!("skipped: python3 with numpy is not available");
+        return;
+    }
+    let root = temp_dir("health-companion");
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/train_numpy.py");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_somatize"))
+        .args(["record", "--store"])
+        .arg(&root)
+        .args(["--run", "mlp", "--every", "1", "--", "python3", example])
+        .args(["--steps", "4"])
+        .output()
+        .expect("run somatize record");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = store(&root);
+    let h = read(&s, "mlp", None).unwrap();
+    let graph = h.graph.as_ref().expect("the companion wrote graph.json");
+    assert_eq!(graph.kind_of("relu"), Some("ReLU"));
+    let nodes = h.seen();
+    let names: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
+    assert_eq!(names, ["fc1", "relu", "fc2", "loss"]);
+    for metric in ["grad_norm", "update_ratio", "param_norm", "act_var"] {
+        assert!(nodes[0].get(metric).is_some(), "fc1 has no {metric}");
+    }
+    assert!(nodes[1].get("dead_units").is_some());
+    // Every forward after the first carries the update it applied.
+    let ratios = h.history("fc1", "update_ratio");
+    assert_eq!(
+        ratios.iter().map(|(f, _)| *f).collect::<Vec<_>>(),
+        [1, 2, 3]
+    );
+}
