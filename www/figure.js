@@ -4,28 +4,27 @@
 // markup and decodes entities, so `&lt;img …&gt;` shows as the text `<img …>` and no tag is made.
 
 const ESCAPES = { "&": "&amp;", "<": "&lt;", ">": "&gt;" };
-/** Markup plotly draws itself and the figures in Rust use in templates and titles; nothing else. */
-const ALLOWED = /&lt;(\/?(?:br|b|i|sup|sub|extra))&gt;/g;
-/** Keys whose strings are templates or titles written by the core (data is still escaped in them). */
-const TEMPLATES = new Set(["hovertemplate", "texttemplate"]);
+/**
+ * The markup the core's figures use: line breaks and the hover box's <extra> are restored after
+ * escaping, exactly and without attributes. Bold, italic, super- and subscript are dropped (their
+ * text stays): plotly draws them with style attributes, which the page's CSP refuses. Anything
+ * else, such as `<img …>`, `<a href=…>` or `<span style=…>`, stays text.
+ */
+const KEPT = /&lt;(br|\/?extra)&gt;/g;
+const DROPPED = /&lt;\/?(?:b|i|sup|sub)&gt;/g;
 
 /** `<`, `>` and `&` as entities. */
 export function escapeText(s) {
   return String(s).replace(/[&<>]/g, (c) => ESCAPES[c]);
 }
 
-/** A copy of `value` with every string escaped; in templates and titles the tags in ALLOWED stay. */
-export function safeFigure(value, key = "", inTitle = false) {
-  if (typeof value === "string") {
-    const escaped = escapeText(value);
-    return TEMPLATES.has(key) || (inTitle && (key === "text" || key === "title"))
-      ? escaped.replace(ALLOWED, "<$1>")
-      : escaped;
-  }
-  if (Array.isArray(value)) return value.map((v) => safeFigure(v, key, inTitle));
+/** A copy of `value` with every string escaped, line breaks kept and styling tags dropped. */
+export function safeFigure(value) {
+  if (typeof value === "string") return escapeText(value).replace(KEPT, "<$1>").replace(DROPPED, "");
+  if (Array.isArray(value)) return value.map(safeFigure);
   if (value && typeof value === "object" && !ArrayBuffer.isView(value)) {
     const out = {};
-    for (const [k, v] of Object.entries(value)) out[k] = safeFigure(v, k, inTitle || k === "title");
+    for (const [k, v] of Object.entries(value)) out[k] = safeFigure(v);
     return out;
   }
   return value;

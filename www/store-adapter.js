@@ -53,10 +53,15 @@ export function seen(store, run, last) {
   return call(store, "seen", { run, last });
 }
 
-/** The verdict on a run (its `last` forwards) at `thresholds` (`{name: value}`): `{node: [flag]}`. */
+/**
+ * The verdict on a run (its `last` forwards) at `thresholds` (`{name: value}`), as
+ * `{verdict: {node: [flag]}, thresholds, forwards: {count, first, last}}`: the package answers
+ * `{run, forwards, diagnosis, thresholds}`, the thresholds being those the verdict was taken at.
+ */
 export async function diagnose(store, run, thresholds, last) {
   const got = await call(store, "diagnose", { run, thresholds, last });
-  return got?.verdict ?? got?.where ?? got;
+  const verdict = got?.diagnosis ?? got?.verdict ?? got?.where ?? got;
+  return { verdict, thresholds: got?.thresholds ?? thresholds, forwards: got?.forwards };
 }
 
 /**

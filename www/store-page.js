@@ -156,8 +156,12 @@ async function judgeRun(run, thresholds) {
   current.thresholds = thresholds;
   const last = lastN();
   try {
-    const verdict = await adapter.diagnose(current.store, run, thresholds, last);
-    showVerdict($("verdict"), verdict, thresholds, `Judged over run ${run}${last ? `, its last ${last} forwards` : ""}.`);
+    const got = await adapter.diagnose(current.store, run, thresholds, last);
+    const f = got.forwards;
+    const over = typeof f?.count === "number"
+      ? `${f.count} forward${f.count === 1 ? "" : "s"}${f.count ? ` (${f.first}–${f.last})` : ""} of run ${run}`
+      : `run ${run}`;
+    showVerdict($("verdict"), got.verdict, got.thresholds, `Judged over ${over}${last ? ` (the last ${last})` : ""}.`);
   } catch (e) {
     fill($("verdict"), el("p", { class: "error" }, `diagnose: ${e.message}`));
   }

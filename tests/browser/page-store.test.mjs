@@ -64,6 +64,27 @@ async function checkStore(page) {
   assert.deepEqual(await traces(page, "fig-machines"), await want("machines", { run }));
   const first = Number(await page.inputValue("#forward"));
   assert.deepEqual(await traces(page, "fig-gantt"), await want("gantt", { run, forward: first }));
+  await checkHealth(page, run, {});
+}
+
+/** The flags table as [[node, flag]]. */
+const flagsShown = (page) => page.evaluate(() => [...document.querySelectorAll("#flags-table tbody tr")]
+  .map((tr) => [tr.children[0].textContent, tr.children[1].textContent]));
+
+/** The verdict, the measurements offered and the health figures are the package's in Node. */
+async function checkHealth(page, run, over) {
+  const thresholds = { ...(await import("somatize")).thresholdsDefault(), ...over };
+  const d = await node.diagnose({ run, thresholds });
+  assert.deepEqual(await flagsShown(page), Object.entries(d.diagnosis).flatMap(([n, fs]) => fs.map((f) => [n, f])));
+  assert.match(await page.textContent("#verdict-summary"), new RegExp(`Judged over ${d.forwards.count} forwards`));
+  const seen = await node.seen({ run });
+  const metrics = [...new Set(Object.values(seen).flatMap((m) => Object.keys(m).filter((k) => typeof m[k] === "number")))].sort();
+  assert.deepEqual(await page.locator("#measure option").allTextContents(), metrics);
+  const of = await page.inputValue("#measure");
+  assert.deepEqual(await traces(page, "fig-profile"), await want("profile", { run, of, thresholds }));
+  assert.deepEqual(await traces(page, "fig-flags"), await want("flags", { run, thresholds }));
+  assert.deepEqual(await traces(page, "fig-overlaid"), await want("overlaid", { run, thresholds }));
+  assert.doesNotMatch(await page.textContent("#fig-overlaid"), /<br>|<i>/, "the core's markup is drawn, not shown");
 }
 
 test("a store folder chosen in the page shows its runs and the package's figures", async () => {
@@ -80,6 +101,12 @@ test("a store folder chosen in the page shows its runs and the package's figures
   await page.selectOption("#forward", "4");
   await page.waitForFunction(() => document.querySelector("#fig-gantt .gtitle")?.textContent.includes("4"));
   assert.deepEqual(await traces(page, "fig-gantt"), await want("gantt", { run: "mlp", forward: 4 }));
+  // A bound changed in the page: the verdict and the health figures are the package's at it.
+  const flagsDrawn = await page.evaluate(() => document.getElementById("fig-flags").data);
+  await page.fill("#t-vanishing_mean_abs", "1");
+  await page.waitForFunction((before) => JSON.stringify(document.getElementById("fig-flags").data) !== before, JSON.stringify(flagsDrawn));
+  await checkHealth(page, "mlp", { vanishing_mean_abs: 1 });
+  assert.ok((await flagsShown(page)).some(([, f]) => f === "VANISHING"), "a bound of 1 makes every gradient vanish");
   await page.screenshot({ path: join(shots, "store-real.png"), fullPage: true });
   assert.deepEqual(seen.errors, []);
   assert.deepEqual(seen.requests.filter((u) => !u.startsWith(`${origin}/`)), []);
@@ -115,6 +142,21 @@ test("a store whose run, node and tensor names are HTML and script shows them as
   }
   assert.ok((await page.locator("#fig-spent .xtick").allTextContents()).includes(HOSTILE), "the node's name as a tick label");
   assert.ok((await page.locator("#fig-gantt .ytick").allTextContents()).includes(HOSTILE), "the node's name on the gantt");
+  const hostileStore = await openStore(store);
+  try {
+    const d = await hostileStore.diagnose({ run: HOSTILE });
+    const want = Object.entries(d.diagnosis).flatMap(([n, fs]) => fs.map((f) => [n, f]));
+    assert.ok(want.some(([n]) => n === HOSTILE), `the hostile node is flagged: ${JSON.stringify(want)}`);
+    assert.deepEqual(await flagsShown(page), want);
+  } finally {
+    await hostileStore.close();
+  }
+  assert.ok((await page.textContent("#fig-overlaid")).includes(HOSTILE), "the node's name on the graph as text");
+  const flagsText = await page.textContent("#fig-flags");
+  // plotly's table wraps cells at spaces, so compare without them.
+  const squeeze = (t) => t.replace(/\s/g, "");
+  assert.ok(squeeze(flagsText).includes(squeeze(HOSTILE)), `the node's name in the flags figure as text: ${flagsText}`);
+  assert.ok((await page.locator("#fig-profile .xtick").allTextContents()).includes(HOSTILE), "the node's name over depth");
   const bar = page.locator("#fig-spent .bars path").first();
   await bar.scrollIntoViewIfNeeded();
   const b = await bar.boundingBox();

@@ -18,23 +18,25 @@ test("numbers read short, and NaN and infinities are never hidden", () => {
     ["80 µs", "240 µs", "69.25 ms", "3.5 s", "NaN"]);
 });
 
-test("every string of a figure is escaped; templates and titles keep only plotly's own tags", () => {
+test("every string of a figure is escaped; line breaks stay, styling tags go (the CSP refuses their styles)", () => {
   const hostile = "<img src=x onerror=alert(1)>&";
   assert.equal(escapeText(hostile), "&lt;img src=x onerror=alert(1)&gt;&amp;");
   const fig = safeFigure({
-    data: [{ type: "bar", name: hostile, x: [hostile, 1], y: new Float64Array([1, 2]), text: [hostile],
+    data: [{ type: "bar", name: hostile, x: [hostile, 1], y: new Float64Array([1, 2]), text: [`fc1<br><i>Linear</i>`],
       hovertemplate: `%{x}<br><b>${hostile}</b><extra></extra>`, marker: { color: "#c00000" } }],
     layout: { title: { text: `run ${hostile}<br>next` }, xaxis: { title: "a<br>b <script>" },
-      annotations: [{ text: `<b>${hostile}</b>` }] },
+      annotations: [{ text: `<a href="javascript:x">a</a><span style="x">s</span><B>b</B><br/>` }] },
   });
   const t = fig.data[0];
   assert.equal(t.name, escapeText(hostile));
   assert.deepEqual(t.x, [escapeText(hostile), 1]);
   assert.ok(t.y instanceof Float64Array, "typed arrays pass untouched");
-  assert.deepEqual(t.text, [escapeText(hostile)]);
-  assert.equal(t.hovertemplate, `%{x}<br><b>${escapeText(hostile)}</b><extra></extra>`);
+  assert.deepEqual(t.text, ["fc1<br>Linear"], "the core's line break is kept, its italic dropped");
+  assert.equal(t.hovertemplate, `%{x}<br>${escapeText(hostile)}<extra></extra>`);
   assert.equal(t.marker.color, "#c00000");
   assert.equal(fig.layout.title.text, `run ${escapeText(hostile)}<br>next`);
   assert.equal(fig.layout.xaxis.title, "a<br>b &lt;script&gt;");
-  assert.equal(fig.layout.annotations[0].text, `&lt;b&gt;${escapeText(hostile)}&lt;/b&gt;`, "data text keeps no tag at all");
+  assert.equal(fig.layout.annotations[0].text,
+    "&lt;a href=\"javascript:x\"&gt;a&lt;/a&gt;&lt;span style=\"x\"&gt;s&lt;/span&gt;&lt;B&gt;b&lt;/B&gt;&lt;br/&gt;",
+    "links, styles, other spellings stay text");
 });
