@@ -63,9 +63,10 @@ test("a file that is neither a snapshot nor a tensor file is named and refused",
 });
 
 // ---- the view itself, over a stand-in store ----
-// Until the package's store functions land, the page's /pkg/browser.js is served with openStore
-// replaced by a stand-in whose answers have the core's shapes ({rows, skipped}, figure JSON) and
-// whose verdict is the real core's over hostile node and run names. It tests the page, not a store.
+// The page's /pkg/browser.js is served with openStore replaced by a stand-in that counts what the
+// page asks: its answers have the package's shapes ({rows, skipped}, figure JSON) and its verdict
+// is the real core's over hostile node and run names. It tests what the page asks and when
+// (re-judging, hover, selects, live follow), not a store; page-store.test.mjs reads real ones.
 const HOSTILE = "<img src=x onerror=window.__pwned=1>";
 const standIn = `
 import { verdict } from "/pkg/browser.js?real";
