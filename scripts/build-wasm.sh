@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build the wasm core (release, simd128) and generate its bindings into pkg/wasm/ (git-ignored);
-# fail if the wasm, gzipped, is 1 MiB or more.
+# fail if the wasm, gzipped, is 1 MiB or more. Then vendor plotly.js for the page into www/vendor/
+# (git-ignored; scripts/build-www.mjs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --lib --release --target wasm32-unknown-unknown
@@ -15,3 +16,4 @@ if [ "$gzipped" -ge $((1 << 20)) ]; then
   echo "the gzipped wasm is $gzipped bytes, over the 1 MiB budget" >&2
   exit 1
 fi
+node scripts/build-www.mjs

@@ -1,0 +1,42 @@
+// The page's pure helpers in Node: number formatting and the escaping of figure strings.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { duration, num, pct, shape } from "../../www/format.js";
+import { escapeText, safeFigure } from "../../www/figure.js";
+
+test("numbers read short, and NaN and infinities are never hidden", () => {
+  const cases = [
+    [0, "0"], [128, "128"], [1234567, "1,234,567"], [0.6931471805, "0.6931"], [-0.07089038772, "−0.07089"],
+    [8.825617e-5, "8.826e−5"], [1e-7, "1e−7"], [2.5e9 + 0.5, "2.5e+9"], [NaN, "NaN"],
+    [Infinity, "∞"], [-Infinity, "−∞"], [undefined, "–"], [null, "–"],
+  ];
+  for (const [v, want] of cases) assert.equal(num(v), want, `num(${v})`);
+  assert.equal(pct(0.529296875), "52.9 %");
+  assert.equal(pct(NaN), "NaN");
+  assert.deepEqual([shape([16, 8]), shape([]), shape([4])], ["16 × 8", "scalar", "4"]);
+  assert.deepEqual([duration(80), duration(240), duration(69250), duration(3.5e6), duration(NaN)],
+    ["80 µs", "240 µs", "69.25 ms", "3.5 s", "NaN"]);
+});
+
+test("every string of a figure is escaped; line breaks stay, styling tags go (the CSP refuses their styles)", () => {
+  const hostile = "<img src=x onerror=alert(1)>&";
+  assert.equal(escapeText(hostile), "&lt;img src=x onerror=alert(1)&gt;&amp;");
+  const fig = safeFigure({
+    data: [{ type: "bar", name: hostile, x: [hostile, 1], y: new Float64Array([1, 2]), text: [`fc1<br><i>Linear</i>`],
+      hovertemplate: `%{x}<br><b>${hostile}</b><extra></extra>`, marker: { color: "#c00000" } }],
+    layout: { title: { text: `run ${hostile}<br>next` }, xaxis: { title: "a<br>b <script>" },
+      annotations: [{ text: `<a href="javascript:x">a</a><span style="x">s</span><B>b</B><br/>` }] },
+  });
+  const t = fig.data[0];
+  assert.equal(t.name, escapeText(hostile));
+  assert.deepEqual(t.x, [escapeText(hostile), 1]);
+  assert.ok(t.y instanceof Float64Array, "typed arrays pass untouched");
+  assert.deepEqual(t.text, ["fc1<br>Linear"], "the core's line break is kept, its italic dropped");
+  assert.equal(t.hovertemplate, `%{x}<br>${escapeText(hostile)}<extra></extra>`);
+  assert.equal(t.marker.color, "#c00000");
+  assert.equal(fig.layout.title.text, `run ${escapeText(hostile)}<br>next`);
+  assert.equal(fig.layout.xaxis.title, "a<br>b &lt;script&gt;");
+  assert.equal(fig.layout.annotations[0].text,
+    "&lt;a href=\"javascript:x\"&gt;a&lt;/a&gt;&lt;span style=\"x\"&gt;s&lt;/span&gt;&lt;B&gt;b&lt;/B&gt;&lt;br/&gt;",
+    "links, styles, other spellings stay text");
+});

@@ -1,0 +1,90 @@
+// The ONE place the page talks to a store and to the package's worker: adjust names here at merge.
+//
+// Expected of the package (issue 8): `openStore(source)` → a Store whose methods return Promises
+// and whose errors carry the core's message; `store.call(name, options)` for any store function
+// of the core, or a method of that name; `background.tensorStats(blob, name)` in the worker.
+import * as pkg from "../pkg/browser.js";
+
+/** Thrown when the package has no store access (yet): the page says so instead of failing. */
+export class NoStoreSupport extends Error {}
+
+/** Whether this build of the package can open stores. */
+export const canOpenStores = () => typeof pkg.openStore === "function";
+
+/** Open a store from a URL, a snapshot File, dropped files, a FileSystemDirectoryHandle. */
+export async function openStore(source, options = {}) {
+  if (!canOpenStores()) {
+    throw new NoStoreSupport("This build of the somatize package cannot open stores yet (openStore is missing); tensor files work.");
+  }
+  return pkg.openStore(source, options);
+}
+
+let skippedListener = () => {};
+/** Be told what a store answer left out (`skipped`: messages naming run, writer and line). */
+export function onSkipped(f) {
+  skippedListener = f;
+}
+
+/** Call store function `name` with an options object (a method of that name if the Store has
+ * one); an answer `{rows, skipped}` gives its rows, and what it skipped goes to the listener. */
+async function call(store, name, options = {}) {
+  const got = await (typeof store[name] === "function" ? store[name](options) : store.call(name, options));
+  if (got && typeof got === "object" && "rows" in got && Array.isArray(got.skipped)) {
+    if (got.skipped.length) skippedListener(name, got.skipped);
+    return got.rows;
+  }
+  return got;
+}
+
+/** Every run: [{run, forwards, …}] (rows shown as they come; a list of names becomes rows). */
+export async function runs(store) {
+  const got = await call(store, "runs");
+  return (Array.isArray(got) ? got : got?.runs ?? []).map((r) => (typeof r === "string" ? { run: r } : r));
+}
+
+/** A run's forwards (index rows, oldest first): [{forward, …}]. */
+export async function forwards(store, run) {
+  const got = await call(store, "forwards", { run });
+  return Array.isArray(got) ? got : got?.rows ?? [];
+}
+
+/** The latest of each metric of every node (over the `last` forwards): `{node: {metric: value}}`. */
+export function seen(store, run, last) {
+  return call(store, "seen", { run, last });
+}
+
+/**
+ * The verdict on a run (its `last` forwards) at `thresholds` (`{name: value}`), as
+ * `{verdict: {node: [flag]}, thresholds, forwards: {count, first, last}}`: the package answers
+ * `{run, forwards, diagnosis, thresholds}`, the thresholds being those the verdict was taken at.
+ */
+export async function diagnose(store, run, thresholds, last) {
+  const got = await call(store, "diagnose", { run, thresholds, last });
+  const verdict = got?.diagnosis ?? got?.verdict ?? got?.where ?? got;
+  return { verdict, thresholds: got?.thresholds ?? thresholds, forwards: got?.forwards };
+}
+
+/**
+ * Plotly figure JSON `{data, layout}` of figure `name`, with its options: progress {run, of, smooth},
+ * spent/machines {run, last}, gantt {run, forward}, profile {run, of, thresholds, last},
+ * flags/overlaid {run, thresholds, last}. The package's `store.figure({kind, …})` answers
+ * `{data, layout, skipped}`.
+ */
+export async function figure(store, name, options) {
+  const got = typeof store.figure === "function"
+    ? await store.figure({ kind: name, ...options })
+    : await call(store, name, options);
+  if (Array.isArray(got?.skipped) && got.skipped.length) skippedListener(name, got.skipped);
+  return got;
+}
+
+/** Statistics of a tensor file, in the package's worker when it has one (the page stays responsive). */
+export async function tensorStats(file) {
+  if (pkg.background?.tensorStats) return pkg.background.tensorStats(file, file.name);
+  return pkg.tensorStats(new Uint8Array(await file.arrayBuffer()), file.name);
+}
+
+/** See files written since (a folder being followed live). */
+export function refresh(store) {
+  return typeof store.refresh === "function" ? store.refresh() : Promise.resolve();
+}
