@@ -27,6 +27,8 @@ fn site() -> (PathBuf, PathBuf) {
     )
     .unwrap();
     std::fs::write(assets.join("pkg/wasm/somatize_bg.wasm"), b"\0asm\x01\0\0\0").unwrap();
+    std::fs::create_dir_all(assets.join("www/vendor")).unwrap();
+    std::fs::write(assets.join("www/vendor/plotly.min.js"), "/* plotly */").unwrap();
     std::fs::write(assets.join("secret.txt"), "not served").unwrap();
     let store = temp_dir("store");
     let mut rec = somatize::record::Recorder::with_writer(&store, "r", "w").unwrap();

@@ -67,6 +67,10 @@ impl Site {
                 "pkg/wasm/somatize_bg.wasm",
                 "build the package first: scripts/build-wasm.sh",
             ),
+            (
+                "www/vendor/plotly.min.js",
+                "build the page first: scripts/build-wasm.sh",
+            ),
         ];
         for (rel, hint) in need {
             if !assets.join(rel).is_file() {
