@@ -6,26 +6,12 @@
 //! The store is being written in parallel, so the steps stay in memory here; the record and
 //! store tests carry the same runs through a store.
 
+mod common;
+
+use common::mlp::{matmul_t, t_matmul, tensor, Rng};
 use somatize::health::{linear_cka, measure_forward, Step};
 use somatize::tensor::TypedTensor;
 use somatize::verdict::{diagnose, Flag, FlagKind, Forward, Thresholds, Verdict};
-
-/// A small seeded generator (xorshift64*), uniform in [-1, 1).
-struct Rng(u64);
-
-impl Rng {
-    fn uniform(&mut self) -> f32 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        let bits = self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 40;
-        (bits as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-    }
-
-    fn fill(&mut self, n: usize, scale: f32) -> Vec<f32> {
-        (0..n).map(|_| self.uniform() * scale).collect()
-    }
-}
 
 #[derive(Clone, Copy, PartialEq)]
 enum Act {
@@ -63,35 +49,6 @@ const N: usize = 64;
 const I: usize = 8;
 const H: usize = 16;
 const O: usize = 2;
-
-/// `a (r×k) · bᵀ` for `b (c×k)`: r×c.
-fn matmul_t(a: &[f32], b: &[f32], r: usize, k: usize, c: usize) -> Vec<f32> {
-    let mut out = vec![0.0; r * c];
-    for i in 0..r {
-        for j in 0..c {
-            out[i * c + j] = (0..k).map(|t| a[i * k + t] * b[j * k + t]).sum();
-        }
-    }
-    out
-}
-
-/// `aᵀ · b` for `a (n×r)`, `b (n×c)`: r×c.
-fn t_matmul(a: &[f32], b: &[f32], n: usize, r: usize, c: usize) -> Vec<f32> {
-    let mut out = vec![0.0; r * c];
-    for s in 0..n {
-        for i in 0..r {
-            for j in 0..c {
-                out[i * c + j] += a[s * r + i] * b[s * c + j];
-            }
-        }
-    }
-    out
-}
-
-fn tensor(key: &str, values: Vec<f32>, shape: &[usize]) -> (String, TypedTensor) {
-    let t = TypedTensor::from_f32(key, values, shape.to_vec()).expect("shape matches");
-    (key.to_string(), t)
-}
 
 /// Train the MLP by `recipe`, returning one dump per step: the parameters and their
 /// gradients before the step's update, every node's output, and the loss.

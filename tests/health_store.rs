@@ -7,61 +7,15 @@
 
 mod common;
 
+use common::mlp::{matmul_t, t_matmul, tensor, Rng};
 use common::temp_dir;
 use somatize::health::record::{step_record, write_graph, Graph};
 use somatize::health::store::{alerts, diagnose, history, read, seen, where_, Diagnosis};
 use somatize::health::Step;
 use somatize::record::{probe, Recorder};
 use somatize::store::{DirFs, Store};
-use somatize::tensor::TypedTensor;
 use somatize::verdict::{FlagKind, Thresholds};
 use std::path::Path;
-
-/// A small seeded generator (xorshift64*), uniform in [-1, 1).
-struct Rng(u64);
-
-impl Rng {
-    fn uniform(&mut self) -> f32 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        let bits = self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 40;
-        (bits as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-    }
-
-    fn fill(&mut self, n: usize, scale: f32) -> Vec<f32> {
-        (0..n).map(|_| self.uniform() * scale).collect()
-    }
-}
-
-/// `a (r×k) · bᵀ` for `b (c×k)`: r×c.
-fn matmul_t(a: &[f32], b: &[f32], r: usize, k: usize, c: usize) -> Vec<f32> {
-    let mut out = vec![0.0; r * c];
-    for i in 0..r {
-        for j in 0..c {
-            out[i * c + j] = (0..k).map(|t| a[i * k + t] * b[j * k + t]).sum();
-        }
-    }
-    out
-}
-
-/// `aᵀ · b` for `a (n×r)`, `b (n×c)`: r×c.
-fn t_matmul(a: &[f32], b: &[f32], n: usize, r: usize, c: usize) -> Vec<f32> {
-    let mut out = vec![0.0; r * c];
-    for s in 0..n {
-        for i in 0..r {
-            for j in 0..c {
-                out[i * c + j] += a[s * r + i] * b[s * c + j];
-            }
-        }
-    }
-    out
-}
-
-fn tensor(key: &str, values: Vec<f32>, shape: &[usize]) -> (String, TypedTensor) {
-    let t = TypedTensor::from_f32(key, values, shape.to_vec()).expect("shape matches");
-    (key.to_string(), t)
-}
 
 #[derive(Clone, Copy, PartialEq)]
 enum Act {

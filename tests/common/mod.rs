@@ -1,6 +1,8 @@
 //! Helpers shared by the store tests: fresh temporary folders and deterministic forwards.
 #![allow(dead_code)]
 
+pub mod mlp;
+
 use somatize::store::{Fact, ForwardRecord, NodeStats, Num, TensorBytes};
 use somatize::tensor::DType;
 use std::borrow::Cow;
