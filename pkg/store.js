@@ -2,7 +2,7 @@
 //
 // A backend carries the calls: in Node the wasm StoreHandle in this process, in the browser a
 // handle held by the package's Web Worker. Each method is one line over call(); a new store
-// function in the core (an arm of store_call in src/wasm.rs) is one more line here.
+// function in the core (an arm of store_call in src/wasm/store.rs) is one more line here.
 
 export class Store {
   #backend;

@@ -1,0 +1,54 @@
+//! The wasm boundary: every `#[wasm_bindgen]` item, converting with serde-wasm-bindgen.
+//!
+//! One file per concept; this one holds the conversions they share.
+
+mod health;
+mod js_fs;
+mod observe;
+mod readback;
+mod store;
+mod tensor;
+mod verdict;
+
+use crate::{stats, ObservableSpec, SpecError};
+use serde::{de::DeserializeOwned, Serialize};
+use wasm_bindgen::prelude::*;
+
+use crate::store::{ListedFs, RangeSource, Store, StoreError, StoreFs, ZipFs};
+
+/// Turn a core error into a JS `Error` carrying the core's message.
+fn js_err(e: impl std::fmt::Display) -> JsError {
+    JsError::new(&e.to_string())
+}
+
+/// Serialise a result into a plain JS value (objects as plain objects, not Maps).
+fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
+    let ser = serde_wasm_bindgen::Serializer::json_compatible();
+    value.serialize(&ser).map_err(js_err)
+}
+
+/// The plain message of a conversion error, without the JS `Error: ` prefix.
+fn js_message(e: serde_wasm_bindgen::Error) -> String {
+    let e: JsValue = e.into();
+    match e.dyn_ref::<js_sys::Error>() {
+        Some(err) => String::from(err.message()),
+        None => format!("{e:?}"),
+    }
+}
+
+/// Read a plain JS value into a core type; the error names `what` was being read.
+fn from_js<T: DeserializeOwned>(what: &str, value: JsValue) -> Result<T, JsError> {
+    serde_wasm_bindgen::from_value(value)
+        .map_err(|e| JsError::new(&format!("{what}: {}", js_message(e))))
+}
+
+/// Read a spec given as a plain object, with the core's wording for a bad one.
+fn spec_from_js(spec: JsValue) -> Result<ObservableSpec, JsError> {
+    serde_wasm_bindgen::from_value(spec).map_err(|e| js_err(SpecError::Json(js_message(e))))
+}
+
+/// The version of the core this package was built from.
+#[wasm_bindgen]
+pub fn version() -> String {
+    env!("CARGO_PKG_VERSION").to_string()
+}

@@ -1,0 +1,238 @@
+//! Observables from JS: spec ids, generation, observing tensors and files, temporal functions.
+
+use super::tensor::JsSource;
+use super::*;
+
+/// The 16-hex-char id of an observable spec given as a plain object.
+#[wasm_bindgen(js_name = specId)]
+pub fn spec_id(spec: JsValue) -> Result<String, JsError> {
+    spec_from_js(spec)?.id().map_err(js_err)
+}
+
+/// The canonical serialisation an id is taken over.
+#[wasm_bindgen(js_name = specCanonical)]
+pub fn spec_canonical(spec: JsValue) -> Result<String, JsError> {
+    spec_from_js(spec)?.canonical_json().map_err(js_err)
+}
+
+/// One-pass statistics of a Float32Array or Float64Array of values.
+#[wasm_bindgen(js_name = statsOf)]
+pub fn stats_of(values: JsValue) -> Result<JsValue, JsError> {
+    if let Some(a) = values.dyn_ref::<js_sys::Float32Array>() {
+        return to_js(&stats::stats_of(&a.to_vec()));
+    }
+    if let Some(a) = values.dyn_ref::<js_sys::Float64Array>() {
+        return to_js(&stats::stats_of(&a.to_vec()));
+    }
+    Err(JsError::new(
+        "statsOf takes a Float32Array or a Float64Array",
+    ))
+}
+
+/// Options of `generate`: which key kinds and which names (`all`, a glob, an exact name).
+#[derive(serde::Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct GenerateOpts {
+    kinds: Option<Vec<String>>,
+    selector: Option<String>,
+}
+
+/// A generated spec with its id.
+#[derive(Serialize)]
+struct IdSpec {
+    id: String,
+    spec: ObservableSpec,
+}
+
+/// One spec per selected key × reduction: `generate(keys, reductions, transforms?, options?)`
+/// returns `[{id, spec}]`; unknown names throw, naming them.
+#[wasm_bindgen(js_name = generate)]
+pub fn generate_js(
+    keys: JsValue,
+    reductions: JsValue,
+    transforms: JsValue,
+    options: JsValue,
+) -> Result<JsValue, JsError> {
+    let keys: Vec<String> = from_js("keys", keys)?;
+    let reductions: Vec<String> = from_js("reductions", reductions)?;
+    let transforms: Vec<String> = if transforms.is_undefined() || transforms.is_null() {
+        Vec::new()
+    } else {
+        from_js("transforms", transforms)?
+    };
+    let opts: GenerateOpts = if options.is_undefined() || options.is_null() {
+        GenerateOpts::default()
+    } else {
+        from_js("options", options)?
+    };
+    let mut o = crate::GenerateOptions::default();
+    if let Some(kinds) = opts.kinds {
+        o.kinds = kinds;
+    }
+    if let Some(selector) = opts.selector {
+        o.selector = selector;
+    }
+    let specs = crate::generate_specs(&keys, &reductions, &transforms, &o).map_err(js_err)?;
+    let out = specs
+        .into_iter()
+        .map(|spec| {
+            Ok(IdSpec {
+                id: spec.id().map_err(js_err)?,
+                spec,
+            })
+        })
+        .collect::<Result<Vec<_>, JsError>>()?;
+    to_js(&out)
+}
+
+/// A tensor handed in from JS: `{key, shape, values}` with values a typed array or array.
+fn tensor_from_js(item: &JsValue) -> Result<(String, crate::TypedTensor), JsError> {
+    let get = |name: &str| {
+        js_sys::Reflect::get(item, &JsValue::from_str(name))
+            .map_err(|_| JsError::new("tensor is not an object"))
+    };
+    let key: String = from_js("tensor key", get("key")?)?;
+    let shape: Vec<usize> = from_js(&format!("shape of {key}"), get("shape")?)?;
+    let values = get("values")?;
+    let data = if let Some(a) = values.dyn_ref::<js_sys::Float32Array>() {
+        crate::TensorData::F32(a.to_vec())
+    } else if let Some(a) = values.dyn_ref::<js_sys::Float64Array>() {
+        crate::TensorData::F64(a.to_vec())
+    } else if let Some(a) = values.dyn_ref::<js_sys::Int32Array>() {
+        crate::TensorData::I32(a.to_vec())
+    } else if let Some(a) = values.dyn_ref::<js_sys::Uint8Array>() {
+        crate::TensorData::U8(a.to_vec())
+    } else {
+        crate::TensorData::F64(from_js(&format!("values of {key}"), values)?)
+    };
+    let provenance = crate::tensor::Provenance {
+        file: "<js>".into(),
+        key: key.clone(),
+        dtype: data.dtype().name().into(),
+    };
+    let len = data.len();
+    let tensor = crate::TypedTensor::new(data, shape.clone(), provenance).ok_or_else(|| {
+        JsError::new(&format!(
+            "tensor {key:?}: {len} values do not fill shape {shape:?}"
+        ))
+    })?;
+    Ok((key, tensor))
+}
+
+/// What `observeTensors` returns.
+#[derive(Serialize)]
+struct ObservedJs {
+    step: u64,
+    values: std::collections::BTreeMap<String, crate::Value>,
+    skipped: Vec<crate::runtime::Skipped>,
+    failed: Vec<String>,
+}
+
+/// Observe specs over tensors handed in: `observeTensors(tensors, specs, step?)` with
+/// `tensors = [{key: "param.fc1.weight", shape: [2, 3], values: Float32Array}]`; returns
+/// `{step, values: {id: value}, skipped, failed}`. Every key is read once, every reduction
+/// over one tensor runs in one pass, as natively.
+#[wasm_bindgen(js_name = observeTensors)]
+pub fn observe_tensors(
+    tensors: JsValue,
+    specs: JsValue,
+    step: Option<f64>,
+) -> Result<JsValue, JsError> {
+    let items = tensors
+        .dyn_ref::<js_sys::Array>()
+        .ok_or_else(|| JsError::new("tensors must be an array of {key, shape, values}"))?;
+    let mut source = crate::HookSource::new();
+    for item in items.iter() {
+        let (key, tensor) = tensor_from_js(&item)?;
+        source.put(&key, tensor);
+    }
+    observe_source(&source, specs, step)
+}
+
+/// Run specs (a JS array) over a source at a step; the shared tail of the `observe*` exports.
+fn observe_source(
+    source: &dyn crate::TensorSource,
+    specs: JsValue,
+    step: Option<f64>,
+) -> Result<JsValue, JsError> {
+    let specs: Vec<ObservableSpec> = from_js("specs", specs)?;
+    let pack = specs
+        .into_iter()
+        .map(crate::Observable::builtin)
+        .collect::<Result<crate::Pack, _>>()
+        .map_err(js_err)?;
+    let runtime = crate::Runtime::new(pack).map_err(js_err)?;
+    let step = match step {
+        Some(s) if s >= 0.0 && s.fract() == 0.0 && s <= u64::MAX as f64 => s as u64,
+        Some(s) => {
+            return Err(JsError::new(&format!(
+                "step {s} is not a whole number >= 0"
+            )))
+        }
+        None => 0,
+    };
+    let obs = runtime.observe(step, source);
+    to_js(&ObservedJs {
+        step: obs.step,
+        values: obs.values,
+        skipped: obs.skipped,
+        failed: obs.failed.iter().map(|e| e.to_string()).collect(),
+    })
+}
+
+/// Observe specs over a tensor file's bytes (an NPZ dump, a .npy, a checkpoint):
+/// `observeFile(bytes, name, specs, step?)` returns `{step, values: {id: value}, skipped,
+/// failed}`, as `observeTensors`; entries are read from the bytes only when a spec needs them.
+#[wasm_bindgen(js_name = observeFile)]
+pub fn observe_file(
+    bytes: JsValue,
+    name: &str,
+    specs: JsValue,
+    step: Option<f64>,
+) -> Result<JsValue, JsError> {
+    let file = crate::tensor::TensorFile::open(name, JsSource::new(bytes, "observeFile")?)
+        .map_err(js_err)?;
+    observe_source(&crate::FileSource::new(file), specs, step)
+}
+
+fn window(name: &str, w: f64) -> Result<usize, JsError> {
+    if w >= 1.0 && w.fract() == 0.0 && w <= u32::MAX as f64 {
+        Ok(w as usize)
+    } else {
+        Err(JsError::new(&format!(
+            "{name}: window {w} is not a whole number >= 1"
+        )))
+    }
+}
+
+/// `x[i] - x[i-1]` (NaN first), as a Float64Array.
+#[wasm_bindgen(js_name = delta)]
+pub fn delta_js(history: &[f64]) -> Vec<f64> {
+    crate::temporal::delta(history)
+}
+
+/// Exponential moving average with smoothing `alpha` in (0, 1].
+#[wasm_bindgen(js_name = ema)]
+pub fn ema_js(history: &[f64], alpha: f64) -> Result<Vec<f64>, JsError> {
+    if !(alpha > 0.0 && alpha <= 1.0) {
+        return Err(JsError::new(&format!(
+            "ema: alpha {alpha} is not in (0, 1]"
+        )));
+    }
+    Ok(crate::temporal::ema(history, alpha))
+}
+
+/// Least-squares slope over each window (NaN before the first full window).
+#[wasm_bindgen(js_name = slope)]
+pub fn slope_js(history: &[f64], w: f64) -> Result<Vec<f64>, JsError> {
+    Ok(crate::temporal::slope(history, window("slope", w)?))
+}
+
+/// Sample standard deviation (ddof = 1) over each window.
+#[wasm_bindgen(js_name = rollingStd)]
+pub fn rolling_std_js(history: &[f64], w: f64) -> Result<Vec<f64>, JsError> {
+    Ok(crate::temporal::rolling_std(
+        history,
+        window("rollingStd", w)?,
+    ))
+}

@@ -1,0 +1,236 @@
+//! An open store in JS (`StoreHandle`) and the dispatch of every call on it.
+
+use super::health::health_call;
+use super::js_fs::{JsFs, JsRange};
+use super::readback::{figure_call, readback_call};
+use super::*;
+
+/// An open store, read lazily through JS: only the files a call needs are read.
+#[wasm_bindgen]
+pub struct StoreHandle {
+    store: Store<Box<dyn StoreFs>>,
+}
+
+#[wasm_bindgen]
+impl StoreHandle {
+    /// Open a store served as plain files by a JS source (see `JsFs`); `name` is used in
+    /// messages. A newer major format, or no format file, throws.
+    #[wasm_bindgen(js_name = openFiles)]
+    pub fn open_files(source: JsValue, name: &str) -> Result<StoreHandle, JsError> {
+        let fs = JsFs::new(source)?;
+        let fs: Box<dyn StoreFs> = if fs.list.is_some() {
+            Box::new(fs)
+        } else {
+            Box::new(ListedFs::new(fs))
+        };
+        let store = Store::open(fs).map_err(|e| js_err(format!("{name}: {e}")))?;
+        Ok(StoreHandle { store })
+    }
+
+    /// Open a snapshot zip given as a `Uint8Array` or `{size, readAt(offset, len)}`: its
+    /// central directory is read once, then each file by two range reads.
+    #[wasm_bindgen(js_name = openSnapshot)]
+    pub fn open_snapshot(source: JsValue, name: &str) -> Result<StoreHandle, JsError> {
+        let zip = ZipFs::new(JsRange::new(source, name)?, name).map_err(js_err)?;
+        let store = Store::open(Box::new(zip) as Box<dyn StoreFs>)
+            .map_err(|e| js_err(format!("{name}: {e}")))?;
+        Ok(StoreHandle { store })
+    }
+
+    /// Call store function `name` with its options object (see `store_call`).
+    pub fn call(&self, name: &str, options: JsValue) -> Result<JsValue, JsError> {
+        store_call(&self.store, name, options)
+    }
+}
+
+/// Options naming a run.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RunOpts {
+    run: String,
+}
+
+/// Options of `scan`: a run, and optionally only its last N forwards, or those in
+/// `from..=to`, at most `limit` of them.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScanOpts {
+    run: String,
+    last: Option<usize>,
+    from: Option<u64>,
+    to: Option<u64>,
+    limit: Option<usize>,
+}
+
+/// Options of `fetch`: one forward of a run, from one writer (the first that has it when
+/// not given).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FetchOpts {
+    run: String,
+    forward: u64,
+    writer: Option<String>,
+}
+
+/// One index row as `scan` returns it: the writer and the index line's fields.
+#[derive(Serialize)]
+struct Row<'a> {
+    writer: &'a str,
+    #[serde(flatten)]
+    entry: &'a crate::store::IndexEntry,
+}
+
+/// What `scan` returns: rows in (forward, writer) order and the unreadable lines skipped.
+#[derive(Serialize)]
+struct ScanJs<'a> {
+    rows: Vec<Row<'a>>,
+    bad: Vec<String>,
+}
+
+/// What `fetch` returns: the forward's index row and its blob's contents but the tensors.
+#[derive(Serialize)]
+struct FetchJs<'a> {
+    row: Row<'a>,
+    meta: crate::store::ForwardMeta,
+    facts: Vec<crate::store::Fact>,
+    stats: crate::store::NodeStats,
+    tensors: Vec<&'a str>,
+}
+
+/// Read a call's options object (`undefined` is `{}`).
+pub(super) fn call_opts<T: DeserializeOwned>(name: &str, options: JsValue) -> Result<T, JsError> {
+    let options = if options.is_undefined() || options.is_null() {
+        js_sys::Object::new().into()
+    } else {
+        options
+    };
+    // Through a JSON value, so that `deny_unknown_fields` sees every key the caller gave.
+    let what = format!("options of {name}");
+    let value: serde_json::Value = from_js(&what, options)?;
+    serde_json::from_value(value).map_err(|e| JsError::new(&format!("{what}: {e}")))
+}
+
+/// The names `store_call` answers, for the message about an unknown one.
+const STORE_CALLS: &[&str] = &[
+    "format",
+    "listRuns",
+    "writers",
+    "scan",
+    "fetch",
+    "runs",
+    "forwards",
+    "curve",
+    "curveCosts",
+    "facts",
+    "nodes",
+    "fleet",
+    "standing",
+    "figure",
+    "seen",
+    "diagnose",
+    "history",
+    "where",
+    "alerts",
+];
+
+/// One call on an open store: `name` is the JS method, `options` its options object.
+///
+/// The pattern for every store function: one arm that reads its options with
+/// `call_opts::<Opts>(name, options)?` (a `#[derive(Deserialize)] #[serde(deny_unknown_fields)]`
+/// struct, camelCase names via `#[serde(rename_all = "camelCase")]`), calls the core function
+/// with `store` (`&Store<F>`, any `F: StoreFs`), maps its error with `js_err`, and returns
+/// `to_js(&answer)`; then add its name to `STORE_CALLS`, a one-line method to the `Store`
+/// class in pkg/store.js (`foo(options) { return this.call("foo", options); }`) and its
+/// type to pkg/index.d.ts. Nothing else changes: Node and the browser's worker both reach
+/// every arm through `StoreHandle.call`.
+fn store_call<F: StoreFs>(
+    store: &Store<F>,
+    name: &str,
+    options: JsValue,
+) -> Result<JsValue, JsError> {
+    match name {
+        "format" => to_js(&store.format),
+        "listRuns" => to_js(&store.runs().map_err(js_err)?),
+        "writers" => {
+            let o: RunOpts = call_opts(name, options)?;
+            to_js(&store.writers(&o.run).map_err(js_err)?)
+        }
+        "scan" => scan_js(store, call_opts(name, options)?),
+        "fetch" => fetch_js(store, call_opts(name, options)?),
+        "runs" | "forwards" | "curve" | "curveCosts" | "facts" | "nodes" | "fleet" | "standing" => {
+            readback_call(store, name, options)
+        }
+        "figure" => figure_call(store, call_opts(name, options)?),
+        "seen" | "diagnose" | "history" | "where" | "alerts" => {
+            health_call(store, name, call_opts(name, options)?)
+        }
+        _ => Err(JsError::new(&format!(
+            "no store function {name:?}; there are {}",
+            STORE_CALLS.join(", ")
+        ))),
+    }
+}
+
+fn scan_js<F: StoreFs>(store: &Store<F>, o: ScanOpts) -> Result<JsValue, JsError> {
+    let mut bad = Vec::new();
+    let items = match o.last {
+        Some(n) => store
+            .last(&o.run, n, &mut |e| bad.push(e.to_string()))
+            .map_err(js_err)?,
+        None => {
+            let mut items = Vec::new();
+            let limit = o.limit.unwrap_or(usize::MAX);
+            for item in store.scan(&o.run).map_err(js_err)? {
+                match item {
+                    Err(e) => bad.push(e.to_string()),
+                    Ok(i) if o.to.is_some_and(|t| i.entry.forward > t) => break,
+                    Ok(i) if o.from.is_some_and(|f| i.entry.forward < f) => {}
+                    Ok(i) => items.push(i),
+                }
+                if items.len() >= limit {
+                    break;
+                }
+            }
+            items
+        }
+    };
+    let rows = items
+        .iter()
+        .map(|i| Row {
+            writer: &i.writer,
+            entry: &i.entry,
+        })
+        .collect();
+    to_js(&ScanJs { rows, bad })
+}
+
+fn fetch_js<F: StoreFs>(store: &Store<F>, o: FetchOpts) -> Result<JsValue, JsError> {
+    let items = store.find(&o.run, o.forward).map_err(js_err)?;
+    let item = items
+        .iter()
+        .find(|i| o.writer.as_deref().is_none_or(|w| *i.writer == *w))
+        .ok_or_else(|| {
+            JsError::new(&format!(
+                "run {:?} has no forward {}{}",
+                o.run,
+                o.forward,
+                o.writer
+                    .as_deref()
+                    .map(|w| format!(" from writer {w:?}"))
+                    .unwrap_or_default()
+            ))
+        })?;
+    let blob = store
+        .fetch(&o.run, &item.writer, &item.entry)
+        .map_err(js_err)?;
+    to_js(&FetchJs {
+        row: Row {
+            writer: &item.writer,
+            entry: &item.entry,
+        },
+        meta: blob.meta().map_err(js_err)?,
+        facts: blob.facts().map_err(js_err)?,
+        stats: blob.stats().map_err(js_err)?,
+        tensors: blob.tensor_keys(),
+    })
+}
