@@ -8,144 +8,14 @@
 
 mod common;
 
-use common::mlp::{matmul_t, t_matmul, tensor, Rng};
+use common::mlp::{matmul_t, tensor, train, Act, Recipe, Rng, HEALTHY};
+
+/// The probe chain's batch and width, and the MLP's hidden width.
+const N: usize = HEALTHY.n;
+const H: usize = HEALTHY.h;
 use somatize::health::{linear_cka, measure_forward, Step};
 use somatize::tensor::TypedTensor;
 use somatize::verdict::{diagnose, Flag, FlagKind, Forward, Thresholds, Verdict};
-
-#[derive(Clone, Copy, PartialEq)]
-enum Act {
-    Relu,
-    Tanh,
-}
-
-/// How a run is made: sizes, init scales, learning rate, and a sickness.
-#[derive(Clone, Copy)]
-struct Recipe {
-    act: Act,
-    lr: f32,
-    steps: usize,
-    /// Multiplies fc1's He-style init.
-    gain1: f32,
-    /// Multiplies fc2's init.
-    gain2: f32,
-    /// fc1's bias at init.
-    bias1: f32,
-    /// How many of fc2's input columns are held at zero (pruned connections).
-    pruned: usize,
-}
-
-const HEALTHY: Recipe = Recipe {
-    act: Act::Relu,
-    lr: 0.05,
-    steps: 12,
-    gain1: 1.0,
-    gain2: 1.0,
-    bias1: 0.0,
-    pruned: 0,
-};
-
-const N: usize = 64;
-const I: usize = 8;
-const H: usize = 16;
-const O: usize = 2;
-
-/// Train the MLP by `recipe`, returning one dump per step: the parameters and their
-/// gradients before the step's update, every node's output, and the loss.
-fn train(recipe: Recipe) -> Vec<Step> {
-    let mut rng = Rng(0x5eed_1234_abcd_0001);
-    let x = rng.fill(N * I, 1.0);
-    let teacher = rng.fill(O * I, 1.0);
-    let target = matmul_t(&x, &teacher, N, I, O);
-    let he1 = (6.0 / I as f32).sqrt() * recipe.gain1;
-    let he2 = (6.0 / H as f32).sqrt() * recipe.gain2;
-    let mut w1 = rng.fill(H * I, he1);
-    let mut b1 = vec![recipe.bias1; H];
-    let mut w2 = rng.fill(O * H, he2);
-    let mut b2 = vec![0.0f32; O];
-    let mut steps = Vec::new();
-    for _ in 0..recipe.steps {
-        for row in w2.chunks_mut(H) {
-            row[..recipe.pruned].iter_mut().for_each(|w| *w = 0.0);
-        }
-        let mut z1 = matmul_t(&x, &w1, N, I, H);
-        z1.iter_mut().enumerate().for_each(|(i, z)| *z += b1[i % H]);
-        let h: Vec<f32> = match recipe.act {
-            Act::Relu => z1.iter().map(|z| z.max(0.0)).collect(),
-            Act::Tanh => z1.iter().map(|z| z.tanh()).collect(),
-        };
-        let mut y = matmul_t(&h, &w2, N, H, O);
-        y.iter_mut().enumerate().for_each(|(i, v)| *v += b2[i % O]);
-        let loss = y
-            .iter()
-            .zip(&target)
-            .map(|(a, b)| (a - b).powi(2))
-            .sum::<f32>()
-            / (N * O) as f32;
-        // Backward.
-        let dy: Vec<f32> = y
-            .iter()
-            .zip(&target)
-            .map(|(a, b)| 2.0 * (a - b) / (N * O) as f32)
-            .collect();
-        let mut gw2 = t_matmul(&dy, &h, N, O, H);
-        for row in gw2.chunks_mut(H) {
-            row[..recipe.pruned].iter_mut().for_each(|g| *g = 0.0);
-        }
-        let gb2: Vec<f32> = (0..O)
-            .map(|j| (0..N).map(|s| dy[s * O + j]).sum())
-            .collect();
-        let dh = {
-            // dy (N×O) · w2 (O×H) = N×H.
-            let mut out = vec![0.0f32; N * H];
-            for s in 0..N {
-                for j in 0..H {
-                    out[s * H + j] = (0..O).map(|k| dy[s * O + k] * w2[k * H + j]).sum();
-                }
-            }
-            out
-        };
-        let dz1: Vec<f32> = dh
-            .iter()
-            .zip(z1.iter().zip(&h))
-            .map(|(d, (z, hv))| match recipe.act {
-                Act::Relu => {
-                    if *z > 0.0 {
-                        *d
-                    } else {
-                        0.0
-                    }
-                }
-                Act::Tanh => d * (1.0 - hv * hv),
-            })
-            .collect();
-        let gw1 = t_matmul(&dz1, &x, N, H, I);
-        let gb1: Vec<f32> = (0..H)
-            .map(|j| (0..N).map(|s| dz1[s * H + j]).sum())
-            .collect();
-        steps.push(Step::from([
-            tensor("param.fc1.weight", w1.clone(), &[H, I]),
-            tensor("param.fc1.bias", b1.clone(), &[H]),
-            tensor("param.fc2.weight", w2.clone(), &[O, H]),
-            tensor("param.fc2.bias", b2.clone(), &[O]),
-            tensor("grad.fc1.weight", gw1.clone(), &[H, I]),
-            tensor("grad.fc1.bias", gb1.clone(), &[H]),
-            tensor("grad.fc2.weight", gw2.clone(), &[O, H]),
-            tensor("grad.fc2.bias", gb2.clone(), &[O]),
-            tensor("act.fc1", z1, &[N, H]),
-            tensor("act.act", h, &[N, H]),
-            tensor("act.fc2", y, &[N, O]),
-            tensor("loss", vec![loss], &[]),
-        ]));
-        // Update.
-        let lr = recipe.lr;
-        w1.iter_mut().zip(&gw1).for_each(|(w, g)| *w -= lr * g);
-        b1.iter_mut().zip(&gb1).for_each(|(w, g)| *w -= lr * g);
-        w2.iter_mut().zip(&gw2).for_each(|(w, g)| *w -= lr * g);
-        b2.iter_mut().zip(&gb2).for_each(|(w, g)| *w -= lr * g);
-    }
-    steps
-}
 
 fn graph(act: Act) -> Vec<(String, String)> {
     let kind = match act {

@@ -7,7 +7,14 @@
 
 mod common;
 
-use common::mlp::{matmul_t, t_matmul, tensor, Rng};
+use common::mlp::{matmul_t, t_matmul, tensor, train, Act, Recipe, Rng};
+
+/// The healthy MLP as these tests record it: six steps, each on a fresh batch.
+const HEALTHY: Recipe = Recipe {
+    steps: 6,
+    fresh_batches: true,
+    ..common::mlp::HEALTHY
+};
 use common::temp_dir;
 use somatize::health::record::{step_record, write_graph, Graph};
 use somatize::health::store::{alerts, diagnose, history, read, seen, where_, Diagnosis};
@@ -16,130 +23,6 @@ use somatize::record::{probe, Recorder};
 use somatize::store::{DirFs, Store};
 use somatize::verdict::{FlagKind, Thresholds};
 use std::path::Path;
-
-#[derive(Clone, Copy, PartialEq)]
-enum Act {
-    Relu,
-    Tanh,
-}
-
-/// A two-layer MLP (fc1 → act → fc2, MSE against a linear teacher, plain SGD) and how it
-/// is made sick.
-#[derive(Clone, Copy)]
-struct Recipe {
-    act: Act,
-    lr: f32,
-    steps: usize,
-    /// Samples per step, inputs, hidden units, outputs.
-    n: usize,
-    i: usize,
-    h: usize,
-    o: usize,
-    /// Multiplies fc1's and fc2's init.
-    gain1: f32,
-    gain2: f32,
-    /// How many of fc2's input columns are held at zero (pruned connections).
-    pruned: usize,
-    /// Stop after the first step whose loss is not finite.
-    stop_at_nonfinite: bool,
-}
-
-const HEALTHY: Recipe = Recipe {
-    act: Act::Relu,
-    lr: 0.05,
-    steps: 6,
-    n: 64,
-    i: 8,
-    h: 16,
-    o: 2,
-    gain1: 1.0,
-    gain2: 1.0,
-    pruned: 0,
-    stop_at_nonfinite: false,
-};
-
-/// Train by `r`, one dump per step: parameters and gradients before the step's update,
-/// every node's output, and the loss.
-fn train(r: Recipe) -> Vec<Step> {
-    let (n, i, h, o) = (r.n, r.i, r.h, r.o);
-    let mut rng = Rng(0x5eed_1234_abcd_0001);
-    let teacher = rng.fill(o * i, 1.0);
-    let mut w1 = rng.fill(h * i, (6.0 / i as f32).sqrt() * r.gain1);
-    let mut b1 = vec![0.0f32; h];
-    let mut w2 = rng.fill(o * h, (6.0 / h as f32).sqrt() * r.gain2);
-    let mut b2 = vec![0.0f32; o];
-    let mut steps = Vec::new();
-    for _ in 0..r.steps {
-        let x = rng.fill(n * i, 1.0);
-        let target = matmul_t(&x, &teacher, n, i, o);
-        for row in w2.chunks_mut(h) {
-            row[..r.pruned].iter_mut().for_each(|w| *w = 0.0);
-        }
-        let mut z1 = matmul_t(&x, &w1, n, i, h);
-        z1.iter_mut().enumerate().for_each(|(k, z)| *z += b1[k % h]);
-        let a: Vec<f32> = match r.act {
-            Act::Relu => z1.iter().map(|z| z.max(0.0)).collect(),
-            Act::Tanh => z1.iter().map(|z| z.tanh()).collect(),
-        };
-        let mut y = matmul_t(&a, &w2, n, h, o);
-        y.iter_mut().enumerate().for_each(|(k, v)| *v += b2[k % o]);
-        let loss = y
-            .iter()
-            .zip(&target)
-            .map(|(p, t)| (p - t) * (p - t))
-            .sum::<f32>()
-            / (n * o) as f32;
-        let dy: Vec<f32> = y
-            .iter()
-            .zip(&target)
-            .map(|(p, t)| 2.0 * (p - t) / (n * o) as f32)
-            .collect();
-        let mut gw2 = t_matmul(&dy, &a, n, o, h);
-        for row in gw2.chunks_mut(h) {
-            row[..r.pruned].iter_mut().for_each(|g| *g = 0.0);
-        }
-        let gb2: Vec<f32> = (0..o)
-            .map(|j| (0..n).map(|s| dy[s * o + j]).sum())
-            .collect();
-        let mut dz1 = vec![0.0f32; n * h];
-        for s in 0..n {
-            for j in 0..h {
-                let d: f32 = (0..o).map(|k| dy[s * o + k] * w2[k * h + j]).sum();
-                dz1[s * h + j] = match r.act {
-                    Act::Relu => d * f32::from(u8::from(z1[s * h + j] > 0.0)),
-                    Act::Tanh => d * (1.0 - a[s * h + j] * a[s * h + j]),
-                };
-            }
-        }
-        let gw1 = t_matmul(&dz1, &x, n, h, i);
-        let gb1: Vec<f32> = (0..h)
-            .map(|j| (0..n).map(|s| dz1[s * h + j]).sum())
-            .collect();
-        steps.push(Step::from([
-            tensor("param.fc1.weight", w1.clone(), &[h, i]),
-            tensor("param.fc1.bias", b1.clone(), &[h]),
-            tensor("param.fc2.weight", w2.clone(), &[o, h]),
-            tensor("param.fc2.bias", b2.clone(), &[o]),
-            tensor("grad.fc1.weight", gw1.clone(), &[h, i]),
-            tensor("grad.fc1.bias", gb1.clone(), &[h]),
-            tensor("grad.fc2.weight", gw2.clone(), &[o, h]),
-            tensor("grad.fc2.bias", gb2.clone(), &[o]),
-            tensor("act.fc1", z1, &[n, h]),
-            tensor("act.act", a, &[n, h]),
-            tensor("act.fc2", y, &[n, o]),
-            tensor("loss", vec![loss], &[]),
-        ]));
-        if r.stop_at_nonfinite && !loss.is_finite() {
-            break;
-        }
-        let lr = r.lr;
-        w1.iter_mut().zip(&gw1).for_each(|(w, g)| *w -= lr * g);
-        b1.iter_mut().zip(&gb1).for_each(|(w, g)| *w -= lr * g);
-        w2.iter_mut().zip(&gw2).for_each(|(w, g)| *w -= lr * g);
-        b2.iter_mut().zip(&gb2).for_each(|(w, g)| *w -= lr * g);
-    }
-    steps
-}
 
 fn mlp_graph(act: Act) -> Graph {
     let kind = match act {
