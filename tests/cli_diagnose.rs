@@ -4,9 +4,8 @@
 
 mod common;
 
-use common::temp_dir;
+use common::{somatize, temp_dir};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared");
 
@@ -14,18 +13,6 @@ const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared");
 fn example_cnn() -> PathBuf {
     let shared = std::env::var("SOMATIZE_SHARED").unwrap_or_else(|_| SHARED.to_string());
     Path::new(&shared).join("runs/example_cnn")
-}
-
-fn somatize(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_somatize"))
-        .args(args)
-        .output()
-        .expect("the binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 /// example_cnn imported (statistics only) into a fresh store; returns the store's path.

@@ -1,18 +1,8 @@
 //! `somatize about` and `somatize thresholds`, run as the built binary.
 
-use std::process::Command;
+mod common;
 
-fn somatize(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_somatize"))
-        .args(args)
-        .output()
-        .expect("the binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use common::somatize;
 
 #[test]
 fn about_says_what_a_flag_means_beside_its_bounds() {

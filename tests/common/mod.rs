@@ -1,4 +1,4 @@
-//! Helpers shared by the store tests: fresh temporary folders and deterministic forwards.
+//! Helpers shared by the integration tests: fresh temporary folders, deterministic forwards, the built binary.
 #![allow(dead_code)]
 
 pub mod mlp;
@@ -82,4 +82,17 @@ impl Rng {
     pub fn below(&mut self, n: u64) -> u64 {
         self.next() % n.max(1)
     }
+}
+
+/// Run the built `somatize` binary: its exit code (-1 if killed), stdout and stderr.
+pub fn somatize(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_somatize"))
+        .args(args)
+        .output()
+        .expect("the binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
