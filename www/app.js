@@ -246,6 +246,10 @@ $("spec").addEventListener("input", showSpecId);
 showSpecId();
 wireOpen();
 $("stats-filter").addEventListener("input", filterStats);
+/** Open a store the host of this page hands over (`somatize report` embeds a snapshot's bytes), as if dropped. */
+export function openEmbedded(source, label) {
+  return openFolder(source, label);
+}
 const asked = new URLSearchParams(location.search).get("store");
 if (asked) openUrl(asked);
 document.body.dataset.ready = "true";
