@@ -17,7 +17,8 @@ let browser, manifest;
 
 before(async () => {
   const path = join(out, "manifest.json");
-  if (!existsSync(path)) {
+  const stale = () => !existsSync(path) || !existsSync(JSON.parse(readFileSync(path, "utf8")).store);
+  if (stale()) {
     execFileSync("python3", [join(root, "tests/notebook_test.py")], {
       cwd: root, stdio: "inherit", env: { ...process.env, SOMATIZE_BIN: binary(), SOMATIZE_NOTEBOOK_OUT: out },
     });
