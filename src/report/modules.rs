@@ -152,9 +152,6 @@ pub fn specifiers(text: &str) -> Vec<(usize, usize)> {
                 j += 1;
                 skip(&mut j);
             }
-            if j == from && word == "from" {
-                continue; // `from` must be followed by space before its literal in practice
-            }
             let Some(&quote) = bytes.get(j).filter(|q| **q == b'"' || **q == b'\'') else {
                 continue;
             };
@@ -190,6 +187,7 @@ mod tests {
             (r#"export * from "./api.js";"#, &["./api.js"]),
             (r#"export { Store } from "./store.js";"#, &["./store.js"]),
             (r#"import "./side.js";"#, &["./side.js"]),
+            (r#"import{a}from"./min.js";"#, &["./min.js"]),
             (r#"const m = await import( "./lazy.js" );"#, &["./lazy.js"]),
             // Not imports: a method named from, a word ending in "from", escapes.
             (
