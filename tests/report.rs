@@ -172,6 +172,19 @@ fn a_report_is_self_contained_and_holds_the_runs_snapshot() {
         assert!(!csp.contains(word), "the CSP allows {word}: {csp}");
     }
     assert!(csp.contains("connect-src 'none'"), "{csp}");
+    for (directive, extra) in [("script-src", "'wasm-unsafe-eval'"), ("style-src", "")] {
+        let sources = csp
+            .split(';')
+            .map(str::trim)
+            .find(|d| d.starts_with(directive))
+            .unwrap_or_else(|| panic!("no {directive} in {csp}"));
+        for token in sources.split_whitespace().skip(1) {
+            assert!(
+                token.starts_with("'sha256-") || token == extra,
+                "{directive} allows {token}, not a hash"
+            );
+        }
+    }
 
     // Every inline script and style is allowed by its hash; every module by its integrity.
     let inline = |tag: &str| -> Vec<String> {
