@@ -24,7 +24,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-__all__ = ["Report", "Live", "binary", "report", "live"]
+__all__ = ["Report", "Live", "SomatizeError", "binary", "report", "live"]
 
 _REPO = Path(__file__).resolve().parent.parent
 

@@ -139,6 +139,21 @@ class Notebook(unittest.TestCase):
         self.assertIn("vanishing", listed)
         self.assertIsNotNone(value.process.poll(), "the last cell stopped the server")
 
+    def test_helper_failures_carry_the_binarys_message(self):
+        sn = self.namespace["sn"]
+        with self.assertRaises(sn.SomatizeError) as got:
+            sn.report(self.namespace["store"], "no_such_run")
+        self.assertIn('no run "no_such_run"', str(got.exception))
+        self.assertIn("vanishing", str(got.exception), "the runs the store holds are named")
+
+    def test_a_hostile_run_name_stays_inside_the_iframe_attributes(self):
+        sn = self.namespace["sn"]
+        shown = sn.Report('<p title="x">&amp;</p>', '"><script>alert(1)</script>')._repr_html_()
+        self.assertNotIn("<script>", shown)
+        self.assertNotIn("<p", shown)
+        self.assertEqual(shown.count("<iframe "), 1)
+        self.assertTrue(shown.endswith("></iframe>"))
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
