@@ -364,3 +364,33 @@ fn failures_name_what_is_wrong_and_write_nothing() {
         assert!(left.is_empty(), "run {run}: a failed report left {left:?}");
     }
 }
+
+#[test]
+fn a_hostile_run_name_is_text_in_the_title_and_data() {
+    const HOSTILE: &str = "<img src=x onerror=alert(1)>&\"'";
+    let store = temp_dir("report-hostile").join("store");
+    let mut rec = somatize::record::Recorder::with_writer(&store, HOSTILE, "w").unwrap();
+    let fwd = somatize::store::ForwardRecord {
+        forward: 0,
+        facts: vec![somatize::store::Fact::loss(0.5)],
+        ..Default::default()
+    };
+    rec.record(&fwd).unwrap();
+    drop(rec);
+    let (out, path) = report(&store, &assets(), &["--run", HOSTILE]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(&path).unwrap();
+    assert!(!html.contains("<img"), "the name made a tag");
+    assert!(html.contains(
+        "<title>somatize report: &lt;img src=x onerror=alert(1)&gt;&amp;&quot;&#39;</title>"
+    ));
+    let about: serde_json::Value = serde_json::from_str(block(&html, "somatize-report")).unwrap();
+    assert_eq!(
+        about["run"], HOSTILE,
+        "the JSON block gives the name back exactly"
+    );
+}

@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { launch, openPage, root, shots } from "./harness.mjs";
-import { binary, checkViews, demoStore, json, writeReport } from "./report-fixture.mjs";
+import { binary, checkViews, cli, demoStore, json, writeReport } from "./report-fixture.mjs";
 
 let browser, s;
 
@@ -94,5 +94,24 @@ test("inside an iframe srcdoc, as the notebook helper shows it, the report draws
   offline(seen, [url, "about:srcdoc"]);
   assert.deepEqual(seen.errors, []);
   assert.ok(readFileSync(host, "utf8").length > 1e6, "the whole report is in the cell");
+  await page.close();
+});
+
+test("a run named with HTML is text in the report's title, table and select, and runs nothing", async () => {
+  const HOSTILE = "<img src=x onerror=window.__pwned=1>";
+  const store = join(s.dir, "hostile");
+  cli("record", "--store", store, "--run", HOSTILE, "--", "python3", join(root, "tests/browser/hostile_train.py"));
+  const path = join(s.dir, "hostile.html");
+  cli("report", store, "--run", HOSTILE, "-o", path);
+  const url = pathToFileURL(path).href;
+  const { page, seen } = await openPage(browser, url);
+  await ready(page);
+  assert.equal(await page.title(), `somatize report: ${HOSTILE}`);
+  assert.equal(await page.textContent("#runs-table tbody tr > :first-child"), HOSTILE);
+  assert.equal(await page.inputValue("#run"), HOSTILE);
+  assert.equal(await page.evaluate(() => window.__pwned), undefined, "nothing ran");
+  assert.equal(await page.locator("img[src=x]").count(), 0);
+  offline(seen, [url]);
+  assert.deepEqual(seen.errors, []);
   await page.close();
 });
