@@ -2,7 +2,8 @@
 // tests/notebook_test.py ran every code cell of examples/notebook.ipynb (run here first when its
 // outputs are missing) is loaded in Chromium; the report cell's views hold what the CLI's --json
 // says. The live view (`somatize_notebook.live`) is started by the helper here and its iframe
-// shows the served page over the whole store, as `somatize runs --json` lists it.
+// shows the served page over the whole store, as `somatize runs --json` lists it, and follows
+// the run shown while `somatize record` adds to it.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
@@ -10,7 +11,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { launch, openPage, root, shots } from "./harness.mjs";
-import { binary, checkViews, json } from "./report-fixture.mjs";
+import { binary, checkViews, json, tracesOf } from "./report-fixture.mjs";
 
 const out = process.env.SOMATIZE_NOTEBOOK_OUT ?? join(root, "target/notebook");
 let browser, manifest;
@@ -81,6 +82,18 @@ test("the live view shows the served page over the whole store", async () => {
     assert.deepEqual(seen.requests.filter((u) => !u.startsWith(origin) && !u.startsWith("file:") && !/^(data|about|blob):/.test(u)), [],
       "only the local server is asked");
     await page.screenshot({ path: join(shots, "notebook-live.png") });
+
+    // The run shown is written to while the page follows it: its progress is drawn again with
+    // the new forwards, as the CLI then draws it.
+    const run = await frame.inputValue("#run");
+    const before = tracesOf(await frame.evaluate(() => document.getElementById("fig-progress").data));
+    execFileSync(binary(), ["record", "--store", manifest.store, "--run", run, "--writer", `live-${process.pid}-${Date.now()}`, "--",
+      "python3", join(root, "examples/train_numpy.py"), "--steps", "3"], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
+    const want = tracesOf(json("figure", "progress", manifest.store, "--run", run).data);
+    assert.notDeepEqual(want, before, "the new forwards change the progress figure");
+    await frame.waitForFunction((want) => JSON.stringify(document.getElementById("fig-progress").data
+      .map((t) => ({ type: t.type ?? null, x: t.x ?? null, y: t.y ?? null, cells: t.cells?.values ?? null }))) === want,
+    JSON.stringify(want), { timeout: 15000 });
     await page.close();
   } finally {
     child.stdin.end();
