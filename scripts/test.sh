@@ -36,6 +36,7 @@ count() {
   case $layer in
     native|main-job|wasm-*) passed=$(grep -Eo 'test result: ok\. [0-9]+ passed' "$log" | awk '{s+=$4} END {print s+0}') ;;
     node|browser) passed=$(grep -Eo '^# pass [0-9]+' "$log" | awk '{s+=$3} END {print s+0}') ;;
+    notebook) passed=$(grep -Eo '^Ran [0-9]+ test' "$log" | awk '{s+=$2} END {print s+0}') ;;
   esac
   if [ "$passed" -eq 0 ]; then
     echo "layer $layer ran no test" >&2
@@ -86,6 +87,9 @@ scripts/build-wasm.sh
 layer wasm-node wasm_tests
 layer wasm-chromium wasm_tests_in_chromium
 layer node node --test tests/node/
+# The example notebook's code cells in one namespace (no Jupyter), with the release binary;
+# its outputs (target/notebook/) are what tests/browser/report-notebook.test.mjs opens.
+layer notebook env SOMATIZE_BIN="$PWD/target/release/somatize" python3 tests/notebook_test.py
 layer browser node --test tests/browser/
 
 step "summary"

@@ -15,6 +15,8 @@ pub mod readback;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod record;
 pub mod registry;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod report;
 pub mod runtime;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod serve;

@@ -209,7 +209,7 @@ function wireOpen() {
 }
 
 /** Open a store served as plain files: only from this page's own origin (the page's policy). */
-function openUrl(text) {
+function openUrl(text, live = false) {
   clearError();
   let url;
   try {
@@ -223,7 +223,7 @@ function openUrl(text) {
     return;
   }
   $("store-url").value = url.href;
-  openFolder(url.href, url.href);
+  openFolder(url.href, url.href, live);
 }
 
 // ---- the observable id box ----
@@ -246,6 +246,10 @@ $("spec").addEventListener("input", showSpecId);
 showSpecId();
 wireOpen();
 $("stats-filter").addEventListener("input", filterStats);
+/** Open a store the host of this page hands over (`somatize report` embeds a snapshot's bytes), as if dropped. */
+export function openEmbedded(source, label) {
+  return openFolder(source, label);
+}
 const asked = new URLSearchParams(location.search).get("store");
-if (asked) openUrl(asked);
+if (asked) openUrl(asked, new URLSearchParams(location.search).get("live") === "1"); // &live=1: follow it (notebooks' live view)
 document.body.dataset.ready = "true";

@@ -9,6 +9,7 @@ mod import;
 mod observe;
 mod read;
 mod record;
+mod report;
 mod serve;
 mod spec_id;
 mod stats;
@@ -67,6 +68,8 @@ enum Command {
     Import(import::Args),
     /// Train the built-in demo networks into a store and diagnose them.
     Demo(demo::Args),
+    /// Write one self-contained HTML file showing a run as the page does (opens offline).
+    Report(report::Args),
 }
 
 /// Parse the process arguments, run the command, and turn an error into exit status 2.
@@ -93,6 +96,7 @@ pub fn main() -> ExitCode {
         Command::Seen(args) => diagnose::seen(args),
         Command::Import(args) => import::run(args),
         Command::Demo(args) => demo::run(args),
+        Command::Report(args) => report::run(args),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,45 @@
+//! `somatize report STORE --run R -o report.html [--last N]`: one self-contained HTML file of a run.
+
+use crate::report::{write_report, ReportOptions};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The store folder (or snapshot .zip).
+    store: PathBuf,
+    /// The run to show.
+    #[arg(long)]
+    run: String,
+    /// Only the run's last N forwards (a smaller file).
+    #[arg(long)]
+    last: Option<usize>,
+    /// The HTML file to write.
+    #[arg(short = 'o', long = "output")]
+    output: PathBuf,
+    /// The folder holding www/ and pkg/ (default: the source tree this binary was built from).
+    #[arg(long, env = "SOMATIZE_ASSETS")]
+    assets: Option<PathBuf>,
+}
+
+pub fn run(args: Args) -> Result<ExitCode, String> {
+    let assets = args
+        .assets
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    let options = ReportOptions {
+        assets,
+        run: args.run,
+        last: args.last,
+    };
+    let sum = write_report(&args.store, &options, &args.output).map_err(|e| e.to_string())?;
+    eprintln!(
+        "somatize report: run {}, {} forwards, {} bytes of snapshot, {} modules -> {} ({} bytes); opens offline",
+        options.run,
+        sum.forwards,
+        sum.snapshot_bytes,
+        sum.modules,
+        args.output.display(),
+        sum.bytes
+    );
+    Ok(ExitCode::SUCCESS)
+}
