@@ -10,6 +10,12 @@ mod store;
 mod tensor;
 mod verdict;
 
+// The exported items, reachable as `somatize::wasm::…` (the wasm-bindgen tests call them).
+pub use observe::*;
+pub use store::StoreHandle;
+pub use tensor::*;
+pub use verdict::*;
+
 use crate::{stats, ObservableSpec, SpecError};
 use serde::{de::DeserializeOwned, Serialize};
 use wasm_bindgen::prelude::*;
