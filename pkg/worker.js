@@ -5,7 +5,10 @@
 // call(handle, name, options), stats(handle), refresh(handle), close(handle), memory() (bytes
 // of the wasm memory), and
 // fn(name, args) for a function of the package's API (e.g. tensorStats). The worker catches
-// every failure and keeps answering.
+// every failure and keeps answering, except a trap of the wasm (a Rust panic is an
+// `unreachable`; also an allocation it cannot make, a stack overflow): its instance is left
+// unusable, so that answer carries `fatal: true`, every later message is refused, and the
+// package (browser.js) replaces this worker with a fresh one.
 import init, * as core from "./wasm/somatize.js";
 import { blobSnapshot, filesSource, handleSource, httpSnapshot, httpSource } from "./sources.js";
 
@@ -107,9 +110,29 @@ const methods = {
   },
 };
 
+/** Whether `e` is a trap of the wasm instance, after which it cannot be trusted. */
+const isTrap = (e) => e instanceof WebAssembly.RuntimeError ||
+  (e instanceof RangeError && /call stack/i.test(e.message));
+let trapped = null; // the message of the trap that made this worker unusable
+
+/**
+ * TEST ONLY, not part of the package's API: make this worker's wasm trap for real, by asking
+ * the core's allocator (wasm-bindgen's `__wbindgen_malloc`, what every string or array handed
+ * to the core goes through) for more bytes than a wasm32 address space can hold; it aborts,
+ * which in wasm is an `unreachable` trap, as a panic in the core is.
+ * tests/browser/worker-trap.test.mjs uses it to check that the package survives a trap;
+ * nothing else may.
+ */
+methods.__testTrapForReal = async () => {
+  const wasm = await ready;
+  wasm.__wbindgen_malloc(0x8000_0000, 8);
+  throw new Error("the allocator did not trap"); // reached only if the request was honoured
+};
+
 self.onmessage = async ({ data }) => {
   const { id, method, args } = data ?? {};
   try {
+    if (trapped) throw Object.assign(new Error(`this worker's wasm trapped earlier (${trapped})`), { fatal: true });
     await ready;
     const m = Object.hasOwn(methods, method) ? methods[method] : undefined;
     if (!m) throw new Error(`no worker method ${JSON.stringify(method)}`);
@@ -117,6 +140,11 @@ self.onmessage = async ({ data }) => {
     self.postMessage({ id, result });
   } catch (e) {
     const error = { name: e?.name ?? "Error", message: e?.message ?? String(e) };
+    if (isTrap(e) || e?.fatal) {
+      trapped ??= `${error.name}: ${error.message}`;
+      error.fatal = true;
+      error.message = `${error.message} (the somatize core trapped in ${method}; its worker is restarted)`;
+    }
     self.postMessage({ id, error });
   }
 };

@@ -411,6 +411,64 @@ pub fn fold(v: &Verdict, nodes: &[&str]) -> Vec<(String, Vec<String>)> {
     out
 }
 
+/// What a run's record looked like when it was read: each writer's index length and the
+/// graph's length. Writers only append, so an unchanged stamp means an unchanged record.
+type Stamp = Vec<(String, Option<u64>)>;
+
+fn stamp<F: StoreFs>(store: &Store<F>, run: &str) -> Result<Stamp, HealthError> {
+    let len = |path: String| match store.fs().len(&path) {
+        Ok(n) => Ok((path, Some(n))),
+        Err(StoreError::NotFound { .. }) => Ok((path, None)),
+        Err(e) => Err(HealthError::from(e)),
+    };
+    let mut out = vec![len(graph_path(run))?];
+    for w in store.writers(run)? {
+        out.push(len(crate::store::scan::index_path(run, &w))?);
+    }
+    Ok(out)
+}
+
+/// The last health read of a store, kept while the run's record is unchanged: every health
+/// answer and figure over the same run and window (`seen`, `diagnose` at any thresholds,
+/// `history` of any node, …) then costs no blob fetch. Whether it is unchanged is asked of
+/// the store each time (one length per writer's index and of the graph), so a run being
+/// written is read again once it grew. A read that skipped anything is not kept (a blob may
+/// be readable on the next try).
+#[derive(Debug, Default)]
+pub struct HealthCache {
+    kept: Option<(String, Option<usize>, Stamp, std::sync::Arc<RunHealth>)>,
+}
+
+impl HealthCache {
+    /// [`read`] of `run` (all forwards, or the last `last`), or the kept read when the run is
+    /// unchanged since.
+    pub fn read<F: StoreFs>(
+        &mut self,
+        store: &Store<F>,
+        run: &str,
+        last: Option<usize>,
+    ) -> Result<std::sync::Arc<RunHealth>, HealthError> {
+        crate::store::names::run(run)?;
+        let now = stamp(store, run)?;
+        if let Some((r, l, s, h)) = &self.kept {
+            if r == run && *l == last && *s == now {
+                return Ok(h.clone());
+            }
+        }
+        let h = std::sync::Arc::new(read(store, run, last)?);
+        self.kept = h
+            .skipped
+            .is_empty()
+            .then(|| (run.to_string(), last, now, h.clone()));
+        Ok(h)
+    }
+
+    /// Forget the kept read.
+    pub fn clear(&mut self) {
+        self.kept = None;
+    }
+}
+
 /// The latest of each metric per node over `run` (all forwards, or the last `last`).
 pub fn seen<F: StoreFs>(
     store: &Store<F>,

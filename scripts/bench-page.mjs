@@ -1,0 +1,222 @@
+#!/usr/bin/env node
+// The page on a run of 100,000 forwards, in headless Chromium: how long it takes to open the
+// store, draw the progress and be fully shown, and how long each interaction takes (hover, zoom,
+// choosing a measurement, a node, a forward, editing a threshold). Medians over ROUNDS page
+// loads (BENCH_ROUNDS, default 5), each interaction repeated within a load. The baseline,
+// measured in the same run: plotly drawing and hovering the same progress figure undecimated
+// (every point), which is what the page did before; ratios are baseline / page.
+//
+//   node scripts/bench-page.mjs [--forwards N] [--regen]
+//
+// The store is written by the real writer (`cargo run --example page_bench_store`) into
+// target/bench-page/store once and reused (--regen writes it again); it is served as plain
+// files by the test harness's static server. Needs `scripts/build-wasm.sh` first.
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { serve, launch, root } from "../tests/browser/harness.mjs";
+
+const args = process.argv.slice(2);
+const flag = (name, fallback) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : fallback;
+};
+const FORWARDS = Number(flag("--forwards", 100000));
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const REPEAT = 5; // each interaction, per page load
+const rel = `target/bench-page/store-${FORWARDS}`;
+const store = join(root, rel);
+
+function ensureStore() {
+  const index = join(store, "runs/long/w0/index.jsonl");
+  const lines = existsSync(index) ? readFileSync(index, "utf8").split("\n").filter(Boolean).length : 0;
+  if (lines === FORWARDS && !args.includes("--regen")) return;
+  console.error(`writing ${FORWARDS} forwards into ${rel} (the real writer)…`);
+  execFileSync("cargo", ["run", "--quiet", "--example", "page_bench_store", "--", store, String(FORWARDS)],
+    { cwd: root, stdio: "inherit" });
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[s.length >> 1] : NaN;
+};
+
+/** Milliseconds `f` takes, by the page's clock. */
+async function timed(f) {
+  const t0 = performance.now();
+  await f();
+  return performance.now() - t0;
+}
+
+/** Hover the middle of a figure's plot area (moving a little each time) until a hover label shows. */
+async function hover(page, id, k) {
+  const b = await page.locator(`#${id} .nsewdrag`).first().boundingBox();
+  await page.mouse.move(0, 0);
+  await page.waitForFunction((id) => !document.querySelector(`#${id} .hoverlayer .hovertext`), id);
+  return timed(async () => {
+    await page.mouse.move(b.x + b.width * (0.3 + 0.1 * k), b.y + b.height / 2);
+    await page.waitForSelector(`#${id} .hoverlayer .hovertext`);
+  });
+}
+
+/** Zoom a figure to a tenth of its x range and back (as a drag and a double click do), in the page. */
+function zoom(page, id, k) {
+  return page.evaluate(async ([id, k]) => {
+    const gd = document.getElementById(id);
+    const [lo, hi] = gd._fullLayout.xaxis.range;
+    const w = (hi - lo) / 10;
+    const a = lo + (hi - lo) * (0.1 + 0.15 * k);
+    const t0 = performance.now();
+    await Plotly.relayout(gd, { "xaxis.range": [a, a + w] });
+    await new Promise((r) => requestAnimationFrame(() => r()));
+    const t1 = performance.now();
+    await Plotly.relayout(gd, { "xaxis.autorange": true });
+    await new Promise((r) => requestAnimationFrame(() => r()));
+    return [t1 - t0, performance.now() - t1];
+  }, [id, k]);
+}
+
+/** One page load: open, then each interaction REPEAT times. */
+async function round(browser, origin) {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
+  await page.goto(`${origin}/www/index.html`);
+  await page.waitForSelector("body[data-ready=true]");
+  const out = {};
+  const t0 = performance.now();
+  await page.fill("#store-url", `${origin}/${rel}/`);
+  await page.click("#url-form button");
+  await page.waitForSelector("#runs-table");
+  out.open = performance.now() - t0;
+  await page.waitForSelector("#fig-progress[data-drawn=true]");
+  out.progress = performance.now() - t0;
+  await page.waitForFunction(() => document.querySelector("#status").textContent.startsWith("Showing run"), null, { timeout: 600_000 });
+  out.shown = performance.now() - t0;
+  if (errors.length || (await page.textContent("#error"))) throw new Error(`the page failed: ${errors.join("; ")} ${await page.textContent("#error")}`);
+  const acts = { hover: [], zoomIn: [], zoomOut: [], measure: [], node: [], forward: [], threshold: [], hoverHistory: [] };
+  const measures = await page.locator("#measure option").allTextContents();
+  const nodes = await page.locator("#history-node option").allTextContents();
+  const forwards = await page.locator("#forward option").allTextContents();
+  for (let k = 0; k < REPEAT; k++) {
+    await page.locator("#fig-progress").scrollIntoViewIfNeeded();
+    acts.hover.push(await hover(page, "fig-progress", k));
+    const [zin, zout] = await zoom(page, "fig-progress", k);
+    acts.zoomIn.push(zin);
+    acts.zoomOut.push(zout);
+    const m = measures[(k + 1) % measures.length];
+    acts.measure.push(await timed(async () => {
+      await page.selectOption("#measure", m);
+      await page.waitForFunction((m) => document.querySelector("#fig-profile .gtitle")?.textContent.includes(m), m);
+    }));
+    const n = nodes[(k + 1) % nodes.length];
+    acts.node.push(await timed(async () => {
+      await page.selectOption("#history-node", n);
+      await page.waitForFunction((n) => document.querySelector("#fig-history .gtitle")?.textContent.includes(` of ${n} `), n);
+    }));
+    await page.locator("#fig-history").scrollIntoViewIfNeeded();
+    acts.hoverHistory.push(await hover(page, "fig-history", k));
+    const f = forwards[forwards.length - 1 - k];
+    acts.forward.push(await timed(async () => {
+      await page.selectOption("#forward", f);
+      await page.waitForFunction((f) => document.querySelector("#fig-gantt .gtitle")?.textContent.includes(f), f);
+    }));
+    const before = await page.evaluate(() => JSON.stringify(document.getElementById("fig-flags").data));
+    acts.threshold.push(await timed(async () => {
+      await page.fill("#t-vanishing_mean_abs", String(k % 2 ? 1e-3 : 1));
+      await page.waitForFunction((b) => JSON.stringify(document.getElementById("fig-flags").data) !== b, before);
+    }));
+  }
+  out.decimated = await page.getAttribute("#fig-progress", "data-decimated");
+  for (const [k, v] of Object.entries(acts)) out[k] = median(v);
+  out.baseline = await baseline(page, origin);
+  await page.close();
+  return out;
+}
+
+/** The same progress figure drawn by plotly with every point, hovered and zoomed: the baseline. */
+function baseline(page, origin) {
+  return page.evaluate(async ([url, repeat]) => {
+    const pkg = await import("/pkg/browser.js");
+    const store = await pkg.openStore(url);
+    const fig = await store.figure({ kind: "progress", run: "long", of: "loss.value", smooth: 0 });
+    await store.close();
+    const div = document.createElement("div");
+    div.style.width = "1200px";
+    div.style.height = "450px";
+    document.body.prepend(div);
+    window.scrollTo(0, 0);
+    const frame = () => new Promise((r) => requestAnimationFrame(() => r()));
+    let t0 = performance.now();
+    await Plotly.newPlot(div, fig.data, fig.layout, { responsive: false });
+    await frame();
+    const draw = performance.now() - t0;
+    const drag = div.querySelector(".nsewdrag").getBoundingClientRect();
+    const hovers = [];
+    const zooms = [];
+    for (let k = 0; k < repeat; k++) {
+      t0 = performance.now();
+      Plotly.Fx.hover(div, { xpx: drag.width * (0.3 + 0.1 * k), ypx: drag.height / 2 });
+      await frame();
+      hovers.push(performance.now() - t0);
+      Plotly.Fx.unhover(div);
+      const [lo, hi] = div._fullLayout.xaxis.range;
+      t0 = performance.now();
+      await Plotly.relayout(div, { "xaxis.range": [lo + (hi - lo) * 0.1, lo + (hi - lo) * 0.2] });
+      await frame();
+      zooms.push(performance.now() - t0);
+      await Plotly.relayout(div, { "xaxis.autorange": true });
+    }
+    Plotly.purge(div);
+    div.remove();
+    const med = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+    return { draw, hover: med(hovers), zoomIn: med(zooms), points: fig.data.reduce((n, t) => n + (t.x?.length ?? 0), 0) };
+  }, [`${origin}/${rel}/`, REPEAT]);
+}
+
+async function main() {
+  ensureStore();
+  const { server, origin } = await serve();
+  const browser = await launch();
+  const rounds = [];
+  try {
+    for (let r = 0; r < ROUNDS; r++) {
+      rounds.push(await round(browser, origin));
+      console.error(`round ${r + 1}/${ROUNDS}: ${JSON.stringify(rounds.at(-1))}`);
+    }
+  } finally {
+    await browser.close();
+    server.close();
+  }
+  const med = (f) => median(rounds.map(f));
+  const ms = (v) => `${v.toFixed(v < 10 ? 1 : 0)} ms`.padStart(10);
+  console.log(`page on a run of ${FORWARDS.toLocaleString("en-US")} forwards (median of ${ROUNDS} page loads, ${REPEAT} of each interaction per load)`);
+  console.log(`  progress decimated: ${rounds[0].decimated}; baseline: plotly with all ${rounds[0].baseline.points.toLocaleString("en-US")} points`);
+  for (const [name, f] of [
+    ["open: runs table shown", (r) => r.open],
+    ["progress drawn", (r) => r.progress],
+    ["everything shown (health judged)", (r) => r.shown],
+  ]) console.log(`  ${name.padEnd(40)} ${ms(med(f))}`);
+  console.log("  interactions (each should be < 100 ms):");
+  for (const [name, key, base] of [
+    ["hover on the progress", "hover", "hover"],
+    ["zoom in (a tenth of the run)", "zoomIn", "zoomIn"],
+    ["zoom out (autorange)", "zoomOut", null],
+    ["choose a measurement (profile)", "measure", null],
+    ["choose a node (history)", "node", null],
+    ["hover on the history", "hoverHistory", null],
+    ["choose a forward (gantt)", "forward", null],
+    ["edit a threshold (verdict, 5 figures)", "threshold", null],
+  ]) {
+    const v = med((r) => r[key]);
+    const ratio = base ? `   baseline ${ms(med((r) => r.baseline[base])).trim()}, ${(med((r) => r.baseline[base]) / v).toFixed(1)}x` : "";
+    console.log(`  ${name.padEnd(40)} ${ms(v)}${ratio}`);
+  }
+  console.log(`  baseline draw of the progress, every point ${ms(med((r) => r.baseline.draw))}`);
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
