@@ -42,7 +42,7 @@ export const CONFIG = { displaylogo: false, showSendToCloud: false, showEditInCh
 // point; nothing is asked of the store.
 
 /** Traces with more points than this are drawn decimated. */
-export const DECIMATE_OVER = 5000;
+export const DECIMATE_OVER = 20000;
 /** Buckets across the visible range (a bucket gives at most 4 points). */
 const BUCKETS = 1000;
 
@@ -56,13 +56,13 @@ function decimable(t) {
   return typeof x[0] === "number";
 }
 
-/** The first index whose x is at least `v` (x ascending). */
-function lowerBound(x, v) {
+/** The first index whose x is at least `v` (beyond `v` with `after`); x ascending. */
+function bound(x, v, after = false) {
   let lo = 0;
   let hi = x.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (x[mid] < v) lo = mid + 1;
+    if (x[mid] < v || (after && x[mid] === v)) lo = mid + 1;
     else hi = mid;
   }
   return lo;
@@ -75,8 +75,8 @@ function lowerBound(x, v) {
  * line reaches the edges.
  */
 export function decimate(x, y, lo = -Infinity, hi = Infinity, buckets = BUCKETS) {
-  const a = Math.max(0, lowerBound(x, lo) - 1);
-  const b = Math.min(x.length, lowerBound(x, hi) + 1);
+  const a = Math.max(0, bound(x, lo) - 1);
+  const b = Math.min(x.length, bound(x, hi, true) + 1);
   if (b - a <= 4 * buckets) return { x: x.slice(a, b), y: y.slice(a, b) };
   const x0 = x[a];
   const width = (x[b - 1] - x0) / buckets || 1;

@@ -241,9 +241,9 @@ async function showRun(run) {
     }
     await forwardChoices(run);
     await figureInto($("fig-progress"), "progress", progressOptions(run));
-    if (big && $("last").dataset.auto === "true") {
-      $("status").textContent = `Run ${run} has ${info.forwards.toLocaleString("en-US")} forwards: its health is judged over the last ${BIG_WINDOW.toLocaleString("en-US")} (empty "Judge the last N forwards" to judge them all).`;
-    }
+    $("last-note").textContent = big && $("last").dataset.auto === "true"
+      ? `Run ${run} has ${info.forwards.toLocaleString("en-US")} forwards: its health is judged over the last ${BIG_WINDOW.toLocaleString("en-US")} (empty the field to judge them all).`
+      : "";
     const seen = await adapter.seen(store, run, lastN()).catch(() => []);
     current.seen = seen;
     const measures = metricsOf(seen);
@@ -251,7 +251,6 @@ async function showRun(run) {
     if (!measures.includes($("measure").value) || $("measure").dataset.chosen !== "true") {
       if (measures.includes("grad_norm")) $("measure").value = "grad_norm";
     }
-    // One entry per forward number (several writers may each have written one).
     $("store-figures").hidden = false;
     const nodes = nodesOf(seen);
     options($("history-node"), nodes);

@@ -411,32 +411,44 @@ pub fn fold(v: &Verdict, nodes: &[&str]) -> Vec<(String, Vec<String>)> {
     out
 }
 
-/// What a run's record looked like when it was read: each writer's index length and the
-/// graph's length. Writers only append, so an unchanged stamp means an unchanged record.
+/// The length of each of a run's index files, by writer. Writers only append, and every
+/// writer of a run writes as it trains, so unchanged lengths mean an unchanged record.
 type Stamp = Vec<(String, Option<u64>)>;
 
-fn stamp<F: StoreFs>(store: &Store<F>, run: &str) -> Result<Stamp, HealthError> {
-    let len = |path: String| match store.fs().len(&path) {
-        Ok(n) => Ok((path, Some(n))),
-        Err(StoreError::NotFound { .. }) => Ok((path, None)),
-        Err(e) => Err(HealthError::from(e)),
-    };
-    let mut out = vec![len(graph_path(run))?];
-    for w in store.writers(run)? {
-        out.push(len(crate::store::scan::index_path(run, &w))?);
-    }
-    Ok(out)
+fn stamp<F: StoreFs>(
+    store: &Store<F>,
+    run: &str,
+    writers: &[String],
+) -> Result<Stamp, HealthError> {
+    writers
+        .iter()
+        .map(
+            |w| match store.fs().len(&crate::store::scan::index_path(run, w)) {
+                Ok(n) => Ok((w.clone(), Some(n))),
+                Err(StoreError::NotFound { .. }) => Ok((w.clone(), None)),
+                Err(e) => Err(HealthError::from(e)),
+            },
+        )
+        .collect()
 }
 
 /// The last health read of a store, kept while the run's record is unchanged: every health
 /// answer and figure over the same run and window (`seen`, `diagnose` at any thresholds,
 /// `history` of any node, …) then costs no blob fetch. Whether it is unchanged is asked of
-/// the store each time (one length per writer's index and of the graph), so a run being
-/// written is read again once it grew. A read that skipped anything is not kept (a blob may
-/// be readable on the next try).
+/// the store each time, as the length of each index it was read from (one length per writer;
+/// over HTTP one HEAD request), so a run being written is read again once it grew. A read
+/// that skipped anything is not kept (a blob may be readable on the next try).
 #[derive(Debug, Default)]
 pub struct HealthCache {
-    kept: Option<(String, Option<usize>, Stamp, std::sync::Arc<RunHealth>)>,
+    kept: Option<Kept>,
+}
+
+#[derive(Debug)]
+struct Kept {
+    run: String,
+    last: Option<usize>,
+    stamp: Stamp,
+    health: std::sync::Arc<RunHealth>,
 }
 
 impl HealthCache {
@@ -449,18 +461,26 @@ impl HealthCache {
         last: Option<usize>,
     ) -> Result<std::sync::Arc<RunHealth>, HealthError> {
         crate::store::names::run(run)?;
-        let now = stamp(store, run)?;
-        if let Some((r, l, s, h)) = &self.kept {
-            if r == run && *l == last && *s == now {
-                return Ok(h.clone());
+        if let Some(k) = &self.kept {
+            if k.run == run && k.last == last {
+                let writers: Vec<String> = k.stamp.iter().map(|(w, _)| w.clone()).collect();
+                if stamp(store, run, &writers)? == k.stamp {
+                    return Ok(k.health.clone());
+                }
             }
         }
-        let h = std::sync::Arc::new(read(store, run, last)?);
-        self.kept = h
-            .skipped
-            .is_empty()
-            .then(|| (run.to_string(), last, now, h.clone()));
-        Ok(h)
+        self.kept = None;
+        let before = stamp(store, run, &store.writers(run)?)?;
+        let health = std::sync::Arc::new(read(store, run, last)?);
+        if health.skipped.is_empty() {
+            self.kept = Some(Kept {
+                run: run.to_string(),
+                last,
+                stamp: before,
+                health: health.clone(),
+            });
+        }
+        Ok(health)
     }
 
     /// Forget the kept read.
