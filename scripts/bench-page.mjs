@@ -48,13 +48,25 @@ async function timed(f) {
   return performance.now() - t0;
 }
 
-/** Hover the middle of a figure's plot area (moving a little each time) until a hover label shows. */
+/** Where on the screen a drawn point of trace 0 of a figure is (the fraction `f` along it). */
+function pointAt(page, id, f) {
+  return page.evaluate(([id, f]) => {
+    const gd = document.getElementById(id);
+    const t = gd._fullData[0];
+    const i = Math.floor(f * (t.x.length - 1));
+    const { xaxis, yaxis, margin } = gd._fullLayout;
+    const box = gd.getBoundingClientRect();
+    return { x: box.left + margin.l + xaxis.l2p(t.x[i]), y: box.top + margin.t + yaxis.l2p(t.y[i]) };
+  }, [id, f]);
+}
+
+/** Hover a point of a figure (a different one each time) until its hover label shows. */
 async function hover(page, id, k) {
-  const b = await page.locator(`#${id} .nsewdrag`).first().boundingBox();
+  const p = await pointAt(page, id, 0.3 + 0.1 * k);
   await page.mouse.move(0, 0);
   await page.waitForFunction((id) => !document.querySelector(`#${id} .hoverlayer .hovertext`), id);
   return timed(async () => {
-    await page.mouse.move(b.x + b.width * (0.3 + 0.1 * k), b.y + b.height / 2);
+    await page.mouse.move(p.x, p.y);
     await page.waitForSelector(`#${id} .hoverlayer .hovertext`);
   });
 }
