@@ -30,8 +30,10 @@ class WorkerClient {
   #start() {
     this.generation += 1;
     const worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
+    let answered = false;
     worker.onmessage = ({ data }) => {
       if (worker !== this.#worker) return; // a replaced worker's late answer: asked again of the new one
+      answered = true;
       const p = this.#pending.get(data.id);
       if (!p) return;
       this.#pending.delete(data.id);
@@ -48,7 +50,9 @@ class WorkerClient {
       const e = new Error(`the somatize worker failed: ${ev.message ?? "it could not start"}`);
       for (const p of this.#pending.values()) p.reject(e);
       this.#pending.clear();
-      this.#restart();
+      // One that worked and then failed is replaced; one that could not start is not retried
+      // (its next call fails again, saying why).
+      if (answered) this.#restart();
     };
     this.#worker = worker;
   }

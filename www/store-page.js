@@ -277,29 +277,30 @@ async function judgeRun(run, thresholds) {
   current.thresholds = thresholds;
   const last = lastN();
   const { store } = current;
-  try {
-    const [got, alerts] = await Promise.all([
-      adapter.diagnose(store, run, thresholds, last),
-      adapter.alerts(store, run, thresholds, last).catch(() => null),
-    ]);
-    const f = got.forwards;
-    const over = typeof f?.count === "number"
-      ? `${f.count} forward${f.count === 1 ? "" : "s"}${f.count ? ` (${f.first}–${f.last})` : ""} of run ${run}`
-      : `run ${run}`;
-    showVerdict($("verdict"), got.verdict, got.thresholds, `Judged over ${over}${last ? ` (the last ${last})` : ""}.`, alerts);
-  } catch (e) {
-    fill($("verdict"), el("p", { class: "error" }, `diagnose: ${e.message}`));
-  }
-  try {
-    showWhere(await adapter.where(store, run, thresholds, last));
-  } catch (e) {
-    fill($("where"), el("p", { class: "error" }, `where: ${e.message}`));
-  }
-  await Promise.all([
+  // Everything is asked at once: the worker answers back to back while the page draws.
+  const settle = (p) => p.then((ok) => ({ ok }), (error) => ({ error }));
+  const asked = {
+    diagnose: settle(adapter.diagnose(store, run, thresholds, last)),
+    alerts: settle(adapter.alerts(store, run, thresholds, last)),
+    where: settle(adapter.where(store, run, thresholds, last)),
+  };
+  const figures = Promise.all([
     figureInto($("fig-profile"), "profile", { run, of: $("measure").value, thresholds, last }),
     figureInto($("fig-flags"), "flags", { run, thresholds, last }),
     figureInto($("fig-overlaid"), "overlaid", { run, thresholds, last }),
   ]);
+  const [d, alerts, where] = await Promise.all([asked.diagnose, asked.alerts, asked.where]);
+  if (d.error) fill($("verdict"), el("p", { class: "error" }, `diagnose: ${d.error.message}`));
+  else {
+    const f = d.ok.forwards;
+    const over = typeof f?.count === "number"
+      ? `${f.count} forward${f.count === 1 ? "" : "s"}${f.count ? ` (${f.first}–${f.last})` : ""} of run ${run}`
+      : `run ${run}`;
+    showVerdict($("verdict"), d.ok.verdict, d.ok.thresholds, `Judged over ${over}${last ? ` (the last ${last})` : ""}.`, alerts.ok ?? null);
+  }
+  if (where.error) fill($("where"), el("p", { class: "error" }, `where: ${where.error.message}`));
+  else showWhere(where.ok);
+  await figures;
 }
 
 /** Follow the store live: 2 s after each look, see new files, and redraw the runs table and
