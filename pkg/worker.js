@@ -1,11 +1,16 @@
 // The package's Web Worker: runs the wasm core where file and HTTP reads can be synchronous.
 //
 // Protocol: the page posts {id, method, args}; the worker answers {id, result} or
-// {id, error: {name, message}}. Methods: open(source, options) -> {handle, name},
+// {id, error: {name, message, fatal?}}. Methods: open(source, options) -> {handle, name},
 // call(handle, name, options), stats(handle), refresh(handle), close(handle), memory() (bytes
-// of the wasm memory), and
-// fn(name, args) for a function of the package's API (e.g. tensorStats). The worker catches
-// every failure and keeps answering.
+// of the wasm memory), and fn(name, args) for a function of the package's API (e.g.
+// tensorStats). A store that cannot change until refresh() (dropped files, a snapshot, a
+// directory handle) keeps its recent small answers until then; one served as plain files,
+// which may change at any time, keeps only answers about one forward. The worker catches every
+// failure and keeps answering, except a trap of the wasm (a Rust panic is an `unreachable`;
+// also an allocation it cannot make, a stack overflow): its instance is left unusable, so that
+// answer carries `fatal: true`, every later message is refused, and the package (browser.js)
+// replaces this worker with a fresh one.
 import init, * as core from "./wasm/somatize.js";
 import { blobSnapshot, filesSource, handleSource, httpSnapshot, httpSource } from "./sources.js";
 
@@ -63,6 +68,16 @@ async function settled(source, f) {
   }
 }
 
+/** Store calls whose answers are kept (per store, until refresh): small answers a page asks
+ * again as people go back and forth (figures, health, run summaries), not row sets. */
+const KEPT_CALLS = new Set(["format", "listRuns", "writers", "runs", "curveCosts", "facts", "nodes", "fleet",
+  "standing", "figure", "seen", "diagnose", "history", "where", "alerts"]);
+/** Whether a call is about one forward (its facts, its gantt): once that forward is written its
+ * answer never changes, so it is kept even for a store that may change. */
+const isAboutOneForward = (name, options) => name === "facts" || (name === "figure" && options?.kind === "gantt");
+/** How many answers each store keeps (the least recently used goes first). */
+const KEPT_ANSWERS = 64;
+
 function storeOf(handle) {
   const s = stores.get(handle);
   if (!s) throw new Error(`no open store ${handle} (it was closed)`);
@@ -77,18 +92,35 @@ const methods = {
       files ? core.StoreHandle.openFiles(files, name) : core.StoreHandle.openSnapshot(snapshot, name),
     );
     const id = nextHandle++;
-    stores.set(id, { handle, source: src });
+    // Plain files over HTTP may change at any time (`changing`); every other source shows what
+    // it had until refresh(), so its answers can be kept until then.
+    stores.set(id, { handle, source: src, answers: new Map(), changing: Boolean(files && typeof source === "string") });
     return { handle: id, name };
   },
-  call(handle, name, options) {
+  async call(handle, name, options) {
     const s = storeOf(handle);
-    return settled(s.source, () => s.handle.call(name, options));
+    const kept = s.changing ? isAboutOneForward(name, options) : KEPT_CALLS.has(name);
+    const key = kept ? `${name} ${JSON.stringify(options ?? {})}` : null;
+    if (key && s.answers.has(key)) {
+      const got = s.answers.get(key);
+      s.answers.delete(key); // most recently used last
+      s.answers.set(key, got);
+      return got;
+    }
+    const got = await settled(s.source, () => s.handle.call(name, options));
+    if (key) {
+      s.answers.set(key, got);
+      if (s.answers.size > KEPT_ANSWERS) s.answers.delete(s.answers.keys().next().value);
+    }
+    return got;
   },
   stats(handle) {
     return { ...(storeOf(handle).source.counts ?? { reads: 0, bytes: 0 }) };
   },
   refresh(handle) {
-    storeOf(handle).source.refresh?.();
+    const s = storeOf(handle);
+    s.source.refresh?.();
+    s.answers.clear();
   },
   close(handle) {
     const s = stores.get(handle);
@@ -107,9 +139,29 @@ const methods = {
   },
 };
 
+/** Whether `e` is a trap of the wasm instance, after which it cannot be trusted. */
+const isTrap = (e) => e instanceof WebAssembly.RuntimeError ||
+  (e instanceof RangeError && /call stack/i.test(e.message));
+let trapped = null; // the message of the trap that made this worker unusable
+
+/**
+ * TEST ONLY, not part of the package's API: make this worker's wasm trap for real, by asking
+ * the core's allocator (wasm-bindgen's `__wbindgen_malloc`, what every string or array handed
+ * to the core goes through) for more bytes than a wasm32 address space can hold; it aborts,
+ * which in wasm is an `unreachable` trap, as a panic in the core is.
+ * tests/browser/worker-trap.test.mjs uses it to check that the package survives a trap;
+ * nothing else may.
+ */
+methods.__testTrapForReal = async () => {
+  const wasm = await ready;
+  wasm.__wbindgen_malloc(0x8000_0000, 8);
+  throw new Error("the allocator did not trap"); // reached only if the request was honoured
+};
+
 self.onmessage = async ({ data }) => {
   const { id, method, args } = data ?? {};
   try {
+    if (trapped) throw Object.assign(new Error(`this worker's wasm trapped earlier (${trapped})`), { fatal: true });
     await ready;
     const m = Object.hasOwn(methods, method) ? methods[method] : undefined;
     if (!m) throw new Error(`no worker method ${JSON.stringify(method)}`);
@@ -117,6 +169,11 @@ self.onmessage = async ({ data }) => {
     self.postMessage({ id, result });
   } catch (e) {
     const error = { name: e?.name ?? "Error", message: e?.message ?? String(e) };
+    if (isTrap(e) || e?.fatal) {
+      trapped ??= `${error.name}: ${error.message}`;
+      error.fatal = true;
+      error.message = `${error.message} (the somatize core trapped in ${method}; its worker is restarted)`;
+    }
     self.postMessage({ id, error });
   }
 };

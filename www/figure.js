@@ -33,11 +33,113 @@ export function safeFigure(value) {
 /** plotly's options for every figure on the page: no link to plotly's cloud, a responsive size. */
 export const CONFIG = { displaylogo: false, showSendToCloud: false, showEditInChartStudio: false, responsive: true };
 
-/** Draw `figure` into `container` (again: plotly.react updates in place). */
+// ---- long lines drawn decimated ----
+//
+// A line of more points than a chart has pixels draws slowly and hovers slowly. Such a trace is
+// drawn min–max decimated: per bucket of x, its first, lowest, highest and last points (real
+// points: hover shows recorded values, and no peak is lost). On zoom the visible range is
+// decimated again from the full trace kept on the element, so detail appears down to every
+// point; nothing is asked of the store.
+
+/** Traces with more points than this are drawn decimated. */
+export const DECIMATE_OVER = 20000;
+/** Buckets across the visible range (a bucket gives at most 4 points). */
+const BUCKETS = 1000;
+
+/** Whether `t` is a plain line over ascending numeric x, whose points carry nothing else. */
+function decimable(t) {
+  const { x, y } = t;
+  if ((t.type ?? "scatter") !== "scatter" || t.mode !== "lines") return false;
+  if (!Array.isArray(x) || !Array.isArray(y) || x.length !== y.length || x.length <= DECIMATE_OVER) return false;
+  if (["text", "hovertext", "customdata", "ids"].some((k) => Array.isArray(t[k]))) return false;
+  for (let i = 1; i < x.length; i++) if (!(x[i] >= x[i - 1])) return false;
+  return typeof x[0] === "number";
+}
+
+/** The first index whose x is at least `v` (beyond `v` with `after`); x ascending. */
+function bound(x, v, after = false) {
+  let lo = 0;
+  let hi = x.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (x[mid] < v || (after && x[mid] === v)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * The points of (x, y) to draw over [lo, hi] (x ascending): all of them when few, else per
+ * bucket of x its first, lowest, highest and last point and its first gap (a null or NaN y,
+ * so that a line still breaks there), in order. One point beyond each end is kept so that the
+ * line reaches the edges.
+ */
+export function decimate(x, y, lo = -Infinity, hi = Infinity, buckets = BUCKETS) {
+  const a = Math.max(0, bound(x, lo) - 1);
+  const b = Math.min(x.length, bound(x, hi, true) + 1);
+  if (b - a <= 4 * buckets) return { x: x.slice(a, b), y: y.slice(a, b) };
+  const x0 = x[a];
+  const width = (x[b - 1] - x0) / buckets || 1;
+  const keep = [];
+  let i = a;
+  while (i < b) {
+    const bucket = Math.floor((x[i] - x0) / width);
+    let min = -1;
+    let max = -1;
+    let gap = -1;
+    const first = i;
+    for (; i < b && Math.floor((x[i] - x0) / width) === bucket; i++) {
+      const v = y[i];
+      if (v === null || Number.isNaN(v)) {
+        if (gap < 0) gap = i;
+      } else {
+        if (min < 0 || v < y[min]) min = i;
+        if (max < 0 || v > y[max]) max = i;
+      }
+    }
+    keep.push(...[...new Set([first, min, max, gap, i - 1])].filter((k) => k >= 0).sort((p, q) => p - q));
+  }
+  return { x: keep.map((k) => x[k]), y: keep.map((k) => y[k]) };
+}
+
+/** The visible x range after a zoom, `null` for "everything", `undefined` when x did not change. */
+function xRange(ev) {
+  if (ev["xaxis.autorange"]) return null;
+  const lo = ev["xaxis.range[0]"] ?? ev["xaxis.range"]?.[0];
+  const hi = ev["xaxis.range[1]"] ?? ev["xaxis.range"]?.[1];
+  return typeof lo === "number" && typeof hi === "number" ? [lo, hi] : undefined;
+}
+
+/** Decimate the kept full traces of `container` again for its visible x range. */
+function redecimate(container, ev) {
+  const range = xRange(ev);
+  const full = container.somatizeFull;
+  if (range === undefined || !full?.length) return;
+  const [lo, hi] = range ?? [-Infinity, Infinity];
+  const update = { x: [], y: [] };
+  for (const f of full) {
+    const d = decimate(f.x, f.y, lo, hi);
+    update.x.push(d.x);
+    update.y.push(d.y);
+  }
+  globalThis.Plotly.restyle(container, update, full.map((f) => f.index));
+}
+
+/** Draw `figure` into `container` (again: plotly.react updates in place); long lines decimated. */
 export async function draw(container, figure) {
   const Plotly = globalThis.Plotly;
   if (!Plotly) throw new Error("plotly.js did not load (www/vendor/plotly.min.js; run scripts/build-wasm.sh)");
   const safe = safeFigure(figure);
-  await Plotly.react(container, safe.data ?? [], safe.layout ?? {}, CONFIG);
+  const full = [];
+  const data = (safe.data ?? []).map((t, index) => {
+    if (!decimable(t)) return t;
+    full.push({ index, x: t.x, y: t.y });
+    return { ...t, ...decimate(t.x, t.y) };
+  });
+  container.somatizeFull = full;
+  await Plotly.react(container, data, safe.layout ?? {}, CONFIG);
+  container.removeAllListeners?.("plotly_relayout");
+  if (full.length) container.on("plotly_relayout", (ev) => redecimate(container, ev));
   container.dataset.drawn = "true";
+  container.dataset.decimated = full.length ? "true" : "false";
 }

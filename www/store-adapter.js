@@ -48,6 +48,13 @@ export async function forwards(store, run) {
   return Array.isArray(got) ? got : got?.rows ?? [];
 }
 
+/** The last `n` forwards of a run (index rows, oldest first), as `forwards` gives them: one
+ * read of the index's end, however long the run. */
+export async function lastForwards(store, run, n) {
+  const got = await store.call("scan", { run, last: n });
+  return (got?.rows ?? []).map(({ fields, ...row }) => ({ ...row, ...(fields ?? {}) }));
+}
+
 /** The latest of each metric of every node (over the `last` forwards): `{node: {metric: value}}`. */
 export function seen(store, run, last) {
   return call(store, "seen", { run, last });
@@ -62,6 +69,21 @@ export async function diagnose(store, run, thresholds, last) {
   const got = await call(store, "diagnose", { run, thresholds, last });
   const verdict = got?.diagnosis ?? got?.verdict ?? got?.where ?? got;
   return { verdict, thresholds: got?.thresholds ?? thresholds, forwards: got?.forwards };
+}
+
+/** What is wrong, loudly, in the verdict's order: `[{node, flag, first_forward, means, advice}]`. */
+export function alerts(store, run, thresholds, last) {
+  return call(store, "alerts", { run, thresholds, last });
+}
+
+/** The verdict folded onto the graph's nodes, in declaration order: `[[node, [flag, …]]]`. */
+export async function where(store, run, thresholds, last) {
+  return Object.entries((await call(store, "where", { run, thresholds, last })) ?? {});
+}
+
+/** One node's measurement `of` over the run's forwards (the `last` of them): `[[forward, value]]`. */
+export function history(store, run, node, of, last) {
+  return call(store, "history", { run, node, of, last });
 }
 
 /**

@@ -7,12 +7,16 @@ import { verdict as verdictOf } from "../pkg/browser.js";
 import { showVerdict } from "./verdict-view.js";
 
 const $ = (id) => document.getElementById(id);
+/** A run of more forwards than this is long: its forwards are offered, and it is judged, over the last BIG_WINDOW unless asked otherwise. */
+export const BIG_RUN = 5000;
+const BIG_WINDOW = 1000;
 let current = null; // {store, run, ctx, timer}
 
 /** Close the open store (if any) and stop following it. */
 export function stopStore() {
   if (!current) return;
-  clearInterval(current.timer);
+  clearTimeout(current.timer);
+  current.following = false;
   current.store.close?.().catch(() => {});
   current = null;
 }
@@ -76,6 +80,87 @@ const progressOptions = (run) => ({
   run, of: $("field").value || undefined, smooth: Math.max(0, Math.floor(Number($("smooth").value) || 0)),
 });
 
+/** A figure of one node's measurement over the forwards (`[[forward, value]]` from `history`),
+ * laid out as the core's figures are. */
+export function historyFigure(pairs, run, node, of) {
+  return {
+    data: [{
+      type: "scatter", mode: pairs.length > 1 ? "lines" : "markers", name: of,
+      x: pairs.map((p) => p[0]), y: pairs.map((p) => p[1]),
+      line: { color: "#0072b2", width: 1.5 }, marker: { color: "#0072b2" },
+      hovertemplate: `forward %{x}<br>${of} %{y}<extra>${node}</extra>`,
+    }],
+    layout: {
+      title: { text: `${of} of ${node} over the forwards of run ${run}` },
+      font: { family: "system-ui, sans-serif", size: 13 },
+      margin: { l: 64, r: 24, t: 56, b: 56 },
+      hovermode: "closest", showlegend: false,
+      xaxis: { title: { text: "forward" }, automargin: true },
+      yaxis: { title: { text: of }, automargin: true },
+    },
+  };
+}
+
+/** The node names of `seen` (`{node: {…}}` or `[{name, …}]`), in its order. */
+function nodesOf(seen) {
+  return Array.isArray(seen) ? seen.map((n) => n.name) : Object.keys(seen ?? {});
+}
+
+/** The numeric metrics `seen` has for `node`, sorted. */
+function metricsOfNode(seen, node) {
+  const row = Array.isArray(seen) ? seen.find((n) => n.name === node)?.metrics : seen?.[node];
+  return Object.entries(row ?? {}).filter(([, v]) => typeof v === "number" || v === null).map(([k]) => k).filter((k) => k !== "kind").sort();
+}
+
+/** Offer the measurements of the chosen node, keeping the one chosen when it has it. */
+function historyOptions() {
+  const node = $("history-node").value;
+  const ms = metricsOfNode(current.seen, node);
+  const keep = $("history-of").value;
+  options($("history-of"), ms);
+  if (!ms.includes(keep)) $("history-of").value = ms.includes($("measure").value) ? $("measure").value : (ms[0] ?? "");
+}
+
+/** Draw the chosen node's chosen measurement over the run. */
+async function drawHistory() {
+  const { store, run } = current;
+  const node = $("history-node").value;
+  const of = $("history-of").value;
+  const box = $("fig-history");
+  if (!node || !of) {
+    delete box.dataset.drawn;
+    globalThis.Plotly?.purge(box);
+    fill(box, el("p", {}, "No node measured in this run."));
+    return;
+  }
+  try {
+    const pairs = await adapter.history(store, run, node, of, lastN());
+    await draw(box, historyFigure(pairs, run, node, of));
+  } catch (e) {
+    delete box.dataset.drawn;
+    globalThis.Plotly?.purge(box);
+    fill(box, el("p", { class: "error" }, `history: ${e.message}`));
+  }
+}
+
+/** The verdict folded onto the graph's nodes (`[[node, [flag]]]`), as a table. */
+function showWhere(folded) {
+  fill($("where"), folded.length
+    ? table("Where: the verdict folded onto the graph's nodes", [
+      { key: "node", label: "Node" },
+      { key: "flags", label: "Flags", cell: (r) => r.flags.join(", ") },
+    ], folded.map(([node, flags]) => ({ node, flags: (Array.isArray(flags) ? flags : [flags]).map(String) })), { id: "where-table" })
+    : el("p", { id: "where-none" }, "Where: no node is flagged."));
+}
+
+/** The runs table and the run select (the chosen run stays chosen). */
+function showRuns(runs) {
+  const keys = [...new Set(runs.flatMap((r) => Object.keys(r)))];
+  const cols = keys.map((k) => ({ key: k, label: k, numeric: runs.some((r) => typeof r[k] === "number"), cell: (r) => cell(r[k], k) }));
+  fill($("runs"), runs.length ? table(`${runs.length} run${runs.length === 1 ? "" : "s"}`, cols, runs, { id: "runs-table" }) : el("p", {}, "This store has no run yet."));
+  options($("run"), runs.map((r) => r.run ?? r.name));
+}
+
 /** Open `source` and show its runs; the first run is chosen. */
 export async function showStore(source, label, ctx) {
   stopStore();
@@ -86,10 +171,8 @@ export async function showStore(source, label, ctx) {
   });
   const runs = await ctx.busy(`Listing the runs of ${label}…`, () => adapter.runs(store));
   $("store-title").textContent = `Store: ${label}`;
-  const keys = [...new Set(runs.flatMap((r) => Object.keys(r)))];
-  const cols = keys.map((k) => ({ key: k, label: k, numeric: runs.some((r) => typeof r[k] === "number"), cell: (r) => cell(r[k], k) }));
-  fill($("runs"), runs.length ? table(`${runs.length} run${runs.length === 1 ? "" : "s"}`, cols, runs, { id: "runs-table" }) : el("p", {}, "This store has no run yet."));
-  options($("run"), runs.map((r) => r.run ?? r.name));
+  showRuns(runs);
+  current.runs = runs;
   if (runs.length) $("run").value = String(runs.at(-1).run ?? runs.at(-1).name); // the latest written
   $("store-view").hidden = false;
   $("run").onchange = () => showRun($("run").value);
@@ -97,7 +180,17 @@ export async function showStore(source, label, ctx) {
     $("measure").dataset.chosen = "true";
     figureInto($("fig-profile"), "profile", { run: current.run, of: $("measure").value, thresholds: current.thresholds, last: lastN() });
   };
-  $("last").onchange = () => showRun(current.run);
+  $("last").onchange = () => {
+    $("last").dataset.chosen = "true";
+    delete $("last").dataset.auto;
+    showRun(current.run);
+  };
+  $("history-node").onchange = () => {
+    $("history-node").dataset.chosen = "true";
+    historyOptions();
+    drawHistory();
+  };
+  $("history-of").onchange = () => drawHistory();
   $("forward").onchange = () => figureInto($("fig-gantt"), "gantt", { run: current.run, forward: Number($("forward").value) });
   $("field").onchange = () => {
     $("field").dataset.chosen = "true";
@@ -117,28 +210,56 @@ function lastN() {
   return $("last").value.trim() !== "" && n >= 1 ? n : undefined;
 }
 
+/** Offer the run's forwards (the last BIG_WINDOW of a long run) for the gantt, and the fields
+ * they summarise for the progress; what was chosen stays chosen. */
+async function forwardChoices(run) {
+  const info = current.runs?.find((r) => String(r.run ?? r.name) === run);
+  const big = (info?.forwards ?? 0) > BIG_RUN;
+  $("forward-note").textContent = big ? `(the last ${BIG_WINDOW.toLocaleString("en-US")} of ${info.forwards.toLocaleString("en-US")})` : "";
+  const forwards = await (big ? adapter.lastForwards(current.store, run, BIG_WINDOW) : adapter.forwards(current.store, run)).catch(() => []);
+  // One entry per forward number (several writers may each have written one).
+  options($("forward"), [...new Set(forwards.map((f) => f.forward ?? f.number).filter((n) => n !== undefined))]);
+  const fields = [...new Set(forwards.flatMap((f) => Object.keys(f).filter((k) => k.includes("."))))].sort();
+  options($("field"), fields.length ? fields : ["loss.value"]);
+  if (fields.includes("loss.value") && $("field").dataset.chosen !== "true") $("field").value = "loss.value";
+}
+
 /** Show one run: progress, verdict and health figures (re-judged by the thresholds editor), and the rest. */
 async function showRun(run) {
   const { store, ctx } = current;
   current.run = run;
   await ctx.busy(`Reading run ${run}…`, async () => {
-    const [seen, forwards] = await Promise.all([
-      adapter.seen(store, run, lastN()).catch(() => []),
-      adapter.forwards(store, run).catch(() => []),
-    ]);
+    // A long run: its forwards are offered and judged over the last BIG_WINDOW unless asked.
+    const info = current.runs?.find((r) => String(r.run ?? r.name) === run);
+    const big = (info?.forwards ?? 0) > BIG_RUN;
+    if (big && $("last").dataset.chosen !== "true" && $("last").value.trim() === "") {
+      $("last").value = String(BIG_WINDOW);
+      $("last").dataset.auto = "true";
+    } else if (!big && $("last").dataset.auto === "true") {
+      $("last").value = "";
+      delete $("last").dataset.auto;
+    }
+    await forwardChoices(run);
+    await figureInto($("fig-progress"), "progress", progressOptions(run));
+    $("last-note").textContent = big && $("last").dataset.auto === "true"
+      ? `Run ${run} has ${info.forwards.toLocaleString("en-US")} forwards: its health is judged over the last ${BIG_WINDOW.toLocaleString("en-US")} (empty the field to judge them all).`
+      : "";
+    const seen = await adapter.seen(store, run, lastN()).catch(() => []);
+    current.seen = seen;
     const measures = metricsOf(seen);
     options($("measure"), measures);
     if (!measures.includes($("measure").value) || $("measure").dataset.chosen !== "true") {
       if (measures.includes("grad_norm")) $("measure").value = "grad_norm";
     }
-    // One entry per forward number (several writers may each have written one).
-    options($("forward"), [...new Set(forwards.map((f) => f.forward ?? f.number).filter((n) => n !== undefined))]);
-    const fields = [...new Set(forwards.flatMap((f) => Object.keys(f).filter((k) => k.includes("."))))].sort();
-    options($("field"), fields.length ? fields : ["loss.value"]);
-    if (fields.includes("loss.value") && $("field").dataset.chosen !== "true") $("field").value = "loss.value";
-    await figureInto($("fig-progress"), "progress", progressOptions(run));
     $("store-figures").hidden = false;
+    const nodes = nodesOf(seen);
+    options($("history-node"), nodes);
+    if (!nodes.includes($("history-node").value) || $("history-node").dataset.chosen !== "true") {
+      $("history-node").value = nodes.find((n) => metricsOfNode(seen, n).includes($("measure").value)) ?? nodes[0] ?? "";
+    }
+    historyOptions();
     await ctx.setJudge((thresholds) => judgeRun(run, thresholds));
+    await drawHistory();
     await figureInto($("fig-spent"), "spent", { run, last: lastN() });
     await figureInto($("fig-gantt"), "gantt", { run, forward: Number($("forward").value) });
     await figureInto($("fig-machines"), "machines", { run, last: lastN() });
@@ -155,30 +276,59 @@ async function judgeRun(run, thresholds) {
   validThresholds(thresholds);
   current.thresholds = thresholds;
   const last = lastN();
-  try {
-    const got = await adapter.diagnose(current.store, run, thresholds, last);
-    const f = got.forwards;
-    const over = typeof f?.count === "number"
-      ? `${f.count} forward${f.count === 1 ? "" : "s"}${f.count ? ` (${f.first}–${f.last})` : ""} of run ${run}`
-      : `run ${run}`;
-    showVerdict($("verdict"), got.verdict, got.thresholds, `Judged over ${over}${last ? ` (the last ${last})` : ""}.`);
-  } catch (e) {
-    fill($("verdict"), el("p", { class: "error" }, `diagnose: ${e.message}`));
-  }
-  await Promise.all([
+  const { store } = current;
+  // Everything is asked at once: the worker answers back to back while the page draws.
+  const settle = (p) => p.then((ok) => ({ ok }), (error) => ({ error }));
+  const asked = {
+    diagnose: settle(adapter.diagnose(store, run, thresholds, last)),
+    alerts: settle(adapter.alerts(store, run, thresholds, last)),
+    where: settle(adapter.where(store, run, thresholds, last)),
+  };
+  const figures = Promise.all([
     figureInto($("fig-profile"), "profile", { run, of: $("measure").value, thresholds, last }),
     figureInto($("fig-flags"), "flags", { run, thresholds, last }),
     figureInto($("fig-overlaid"), "overlaid", { run, thresholds, last }),
   ]);
+  const [d, alerts, where] = await Promise.all([asked.diagnose, asked.alerts, asked.where]);
+  if (d.error) fill($("verdict"), el("p", { class: "error" }, `diagnose: ${d.error.message}`));
+  else {
+    const f = d.ok.forwards;
+    const over = typeof f?.count === "number"
+      ? `${f.count} forward${f.count === 1 ? "" : "s"}${f.count ? ` (${f.first}–${f.last})` : ""} of run ${run}`
+      : `run ${run}`;
+    showVerdict($("verdict"), d.ok.verdict, d.ok.thresholds, `Judged over ${over}${last ? ` (the last ${last})` : ""}.`, alerts.ok ?? null);
+  }
+  if (where.error) fill($("where"), el("p", { class: "error" }, `where: ${where.error.message}`));
+  else showWhere(where.ok);
+  await figures;
 }
 
-/** Follow the store live: every 2 s, see new files and redraw the progress. */
+/** Follow the store live: 2 s after each look, see new files, and redraw the runs table and
+ * the progress (a look that takes longer delays the next; looks never overlap). */
 function follow(on) {
-  clearInterval(current?.timer);
-  if (!on || !current) return;
-  current.timer = setInterval(async () => {
-    if (!current?.run) return;
-    await adapter.refresh(current.store);
-    await figureInto($("fig-progress"), "progress", progressOptions(current.run));
-  }, 2000);
+  clearTimeout(current?.timer);
+  if (!current) return;
+  current.following = on;
+  if (!on) return;
+  const followed = current;
+  const look = async () => {
+    if (current !== followed || !followed.following) return;
+    try {
+      await adapter.refresh(followed.store);
+      const runs = await adapter.runs(followed.store);
+      if (current !== followed) return;
+      showRuns(runs);
+      followed.runs = runs;
+      if (!followed.run && runs.length) await showRun(String(runs.at(-1).run ?? runs.at(-1).name));
+      else if (followed.run) {
+        $("run").value = followed.run;
+        await forwardChoices(followed.run);
+        await figureInto($("fig-progress"), "progress", progressOptions(followed.run));
+      }
+    } catch (e) {
+      $("status").textContent = `Following ${followed.label}: ${e.message}`;
+    }
+    if (current === followed && followed.following) followed.timer = setTimeout(look, 2000);
+  };
+  followed.timer = setTimeout(look, 2000);
 }

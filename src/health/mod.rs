@@ -21,6 +21,7 @@ pub use measure::{measure, measure_loss, MeasureError, Metrics, NodeTensors};
 pub use rank::{rank_metrics, RankOf};
 pub use record::{step_facts, step_record, step_stats, Graph, GraphNode, GRAPH_FILE};
 pub use store::{
-    alerts, diagnose, history, seen, where_, within, Alert, Diagnosis, HealthError, RunHealth,
+    alerts, diagnose, history, seen, where_, within, Alert, Diagnosis, HealthCache, HealthError,
+    RunHealth,
 };
 pub use thresholds::ThresholdsError;

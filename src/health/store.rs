@@ -411,6 +411,84 @@ pub fn fold(v: &Verdict, nodes: &[&str]) -> Vec<(String, Vec<String>)> {
     out
 }
 
+/// The length of each of a run's index files, by writer. Writers only append, and every
+/// writer of a run writes as it trains, so unchanged lengths mean an unchanged record.
+type Stamp = Vec<(String, Option<u64>)>;
+
+fn stamp<F: StoreFs>(
+    store: &Store<F>,
+    run: &str,
+    writers: &[String],
+) -> Result<Stamp, HealthError> {
+    writers
+        .iter()
+        .map(
+            |w| match store.fs().len(&crate::store::scan::index_path(run, w)) {
+                Ok(n) => Ok((w.clone(), Some(n))),
+                Err(StoreError::NotFound { .. }) => Ok((w.clone(), None)),
+                Err(e) => Err(HealthError::from(e)),
+            },
+        )
+        .collect()
+}
+
+/// The last health read of a store, kept while the run's record is unchanged: every health
+/// answer and figure over the same run and window (`seen`, `diagnose` at any thresholds,
+/// `history` of any node, …) then costs no blob fetch. Whether it is unchanged is asked of
+/// the store each time, as the length of each index it was read from (one length per writer;
+/// over HTTP one HEAD request), so a run being written is read again once it grew. A read
+/// that skipped anything is not kept (a blob may be readable on the next try).
+#[derive(Debug, Default)]
+pub struct HealthCache {
+    kept: Option<Kept>,
+}
+
+#[derive(Debug)]
+struct Kept {
+    run: String,
+    last: Option<usize>,
+    stamp: Stamp,
+    health: std::sync::Arc<RunHealth>,
+}
+
+impl HealthCache {
+    /// [`read`] of `run` (all forwards, or the last `last`), or the kept read when the run is
+    /// unchanged since.
+    pub fn read<F: StoreFs>(
+        &mut self,
+        store: &Store<F>,
+        run: &str,
+        last: Option<usize>,
+    ) -> Result<std::sync::Arc<RunHealth>, HealthError> {
+        crate::store::names::run(run)?;
+        if let Some(k) = &self.kept {
+            if k.run == run && k.last == last {
+                let writers: Vec<String> = k.stamp.iter().map(|(w, _)| w.clone()).collect();
+                if stamp(store, run, &writers)? == k.stamp {
+                    return Ok(k.health.clone());
+                }
+            }
+        }
+        self.kept = None;
+        let before = stamp(store, run, &store.writers(run)?)?;
+        let health = std::sync::Arc::new(read(store, run, last)?);
+        if health.skipped.is_empty() {
+            self.kept = Some(Kept {
+                run: run.to_string(),
+                last,
+                stamp: before,
+                health: health.clone(),
+            });
+        }
+        Ok(health)
+    }
+
+    /// Forget the kept read.
+    pub fn clear(&mut self) {
+        self.kept = None;
+    }
+}
+
 /// The latest of each metric per node over `run` (all forwards, or the last `last`).
 pub fn seen<F: StoreFs>(
     store: &Store<F>,

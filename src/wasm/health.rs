@@ -2,6 +2,8 @@
 
 use super::readback::{FigureJs, FigureOpts};
 use super::*;
+use crate::health::HealthCache;
+use std::cell::RefCell;
 
 /// Options of the health functions: the run, how far back, the thresholds (`{name: value}`
 /// overrides of the defaults), and for `history` the node and metric.
@@ -27,12 +29,17 @@ fn thresholds_of(value: Option<&serde_json::Value>) -> Result<crate::verdict::Th
 /// seen `{node: {kind, metric: value}}`; diagnose `{run, forwards, diagnosis: {where: [flags]},
 /// thresholds}`; history `[[forward, value]]`; where `{node: [flags]}`; alerts
 /// `[{node, flag, first_forward, means, advice}]`.
+/// The read behind them is kept in `cache` while the run is unchanged.
 pub(super) fn health_call<F: StoreFs>(
     store: &Store<F>,
+    cache: &RefCell<HealthCache>,
     name: &str,
     o: HealthOpts,
 ) -> Result<JsValue, JsError> {
-    let h = crate::health::store::read(store, &o.run, o.last).map_err(js_err)?;
+    let h = cache
+        .borrow_mut()
+        .read(store, &o.run, o.last)
+        .map_err(js_err)?;
     let t = thresholds_of(o.thresholds.as_ref())?;
     match name {
         "seen" => to_js(&crate::health::json::seen_json(&h.seen())),
@@ -56,9 +63,18 @@ pub(super) fn health_call<F: StoreFs>(
     }
 }
 
-/// `figure({kind: "profile"|"flags"|"overlaid", run, of?, last?, thresholds?})`.
+/// `figure({kind: "profile"|"flags"|"overlaid", run, of?, last?, thresholds?})`, read afresh.
 pub(super) fn health_figure<F: StoreFs>(
     store: &Store<F>,
+    o: FigureOpts,
+) -> Result<JsValue, JsError> {
+    health_figure_with(store, &RefCell::default(), o)
+}
+
+/// A health figure over the read kept in `cache` while the run is unchanged.
+pub(super) fn health_figure_with<F: StoreFs>(
+    store: &Store<F>,
+    cache: &RefCell<HealthCache>,
     o: FigureOpts,
 ) -> Result<JsValue, JsError> {
     use crate::health::store::HealthFigure;
@@ -67,7 +83,10 @@ pub(super) fn health_figure<F: StoreFs>(
         "flags" => HealthFigure::Flags,
         _ => HealthFigure::Overlaid,
     };
-    let h = crate::health::store::read(store, &o.run, o.last).map_err(js_err)?;
+    let h = cache
+        .borrow_mut()
+        .read(store, &o.run, o.last)
+        .map_err(js_err)?;
     let d = h.diagnose(&thresholds_of(o.thresholds.as_ref())?);
     let figure = h.figure(&d, kind, o.of.as_deref().unwrap_or("grad_norm"));
     to_js(&FigureJs {

@@ -1,6 +1,6 @@
 //! An open store in JS (`StoreHandle`) and the dispatch of every call on it.
 
-use super::health::health_call;
+use super::health::{health_call, health_figure_with};
 use super::js_fs::{JsFs, JsRange};
 use super::readback::{figure_call, readback_call};
 use super::*;
@@ -9,6 +9,8 @@ use super::*;
 #[wasm_bindgen]
 pub struct StoreHandle {
     store: Store<Box<dyn StoreFs>>,
+    /// The last health read, kept while the run's record is unchanged.
+    health: std::cell::RefCell<crate::health::HealthCache>,
 }
 
 #[wasm_bindgen]
@@ -24,7 +26,10 @@ impl StoreHandle {
             Box::new(ListedFs::new(fs))
         };
         let store = Store::open(fs).map_err(|e| js_err(format!("{name}: {e}")))?;
-        Ok(StoreHandle { store })
+        Ok(StoreHandle {
+            store,
+            health: Default::default(),
+        })
     }
 
     /// Open a snapshot zip given as a `Uint8Array` or `{size, readAt(offset, len)}`: its
@@ -34,12 +39,15 @@ impl StoreHandle {
         let zip = ZipFs::new(JsRange::new(source, name)?, name).map_err(js_err)?;
         let store = Store::open(Box::new(zip) as Box<dyn StoreFs>)
             .map_err(|e| js_err(format!("{name}: {e}")))?;
-        Ok(StoreHandle { store })
+        Ok(StoreHandle {
+            store,
+            health: Default::default(),
+        })
     }
 
     /// Call store function `name` with its options object (see `store_call`).
     pub fn call(&self, name: &str, options: JsValue) -> Result<JsValue, JsError> {
-        store_call(&self.store, name, options)
+        store_call(&self.store, &self.health, name, options)
     }
 }
 
@@ -145,6 +153,7 @@ const STORE_CALLS: &[&str] = &[
 /// every arm through `StoreHandle.call`.
 fn store_call<F: StoreFs>(
     store: &Store<F>,
+    health: &std::cell::RefCell<crate::health::HealthCache>,
     name: &str,
     options: JsValue,
 ) -> Result<JsValue, JsError> {
@@ -160,9 +169,15 @@ fn store_call<F: StoreFs>(
         "runs" | "forwards" | "curve" | "curveCosts" | "facts" | "nodes" | "fleet" | "standing" => {
             readback_call(store, name, options)
         }
-        "figure" => figure_call(store, call_opts(name, options)?),
+        "figure" => {
+            let o: super::readback::FigureOpts = call_opts(name, options)?;
+            match o.kind.as_str() {
+                "profile" | "flags" | "overlaid" => health_figure_with(store, health, o),
+                _ => figure_call(store, o),
+            }
+        }
         "seen" | "diagnose" | "history" | "where" | "alerts" => {
-            health_call(store, name, call_opts(name, options)?)
+            health_call(store, health, name, call_opts(name, options)?)
         }
         _ => Err(JsError::new(&format!(
             "no store function {name:?}; there are {}",

@@ -1,8 +1,9 @@
-// The page's pure helpers in Node: number formatting and the escaping of figure strings.
+// The page's pure helpers in Node: number formatting, the escaping of figure strings, the
+// decimation of long lines.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { duration, num, pct, shape } from "../../www/format.js";
-import { escapeText, safeFigure } from "../../www/figure.js";
+import { decimate, escapeText, safeFigure } from "../../www/figure.js";
 
 test("numbers read short, and NaN and infinities are never hidden", () => {
   const cases = [
@@ -39,4 +40,25 @@ test("every string of a figure is escaped; line breaks stay, styling tags go (th
   assert.equal(fig.layout.annotations[0].text,
     "&lt;a href=\"javascript:x\"&gt;a&lt;/a&gt;&lt;span style=\"x\"&gt;s&lt;/span&gt;&lt;B&gt;b&lt;/B&gt;&lt;br/&gt;",
     "links, styles, other spellings stay text");
+});
+
+test("a long line is decimated to real points keeping every bucket's extremes and gaps; a zoom gets them all", () => {
+  const n = 100_000;
+  const x = Array.from({ length: n }, (_, i) => i);
+  const y = x.map((i) => Math.sin(i / 500));
+  y[31_337] = 7; // a spike
+  y[77_000] = -7; // a dip
+  y[50_000] = null; // a gap (a forward that broke)
+  const d = decimate(x, y);
+  assert.ok(d.x.length <= 4 * 1000 + 2 && d.x.length > 1000, `${d.x.length} points`);
+  for (let i = 1; i < d.x.length; i++) assert.ok(d.x[i] > d.x[i - 1], "in order, no repeats");
+  for (let i = 0; i < d.x.length; i++) assert.equal(d.y[i], y[d.x[i]], "every point drawn is a recorded one");
+  assert.deepEqual([d.x[0], d.x.at(-1)], [0, n - 1], "the ends are kept");
+  assert.ok(d.x.includes(31_337) && d.x.includes(77_000), "the spike and the dip are kept");
+  assert.ok(d.x.includes(50_000) && d.y[d.x.indexOf(50_000)] === null, "the gap is kept");
+  // Zoomed to 1,000 forwards: every point in view, and one beyond each edge.
+  const z = decimate(x, y, 40_000, 41_000);
+  assert.deepEqual([z.x[0], z.x.at(-1), z.x.length], [39_999, 41_001, 1003]);
+  // Few points: as they are.
+  assert.deepEqual(decimate([1, 2, 3], [4, 5, 6]), { x: [1, 2, 3], y: [4, 5, 6] });
 });

@@ -91,6 +91,10 @@ class StandIn {
         took_us: 1e5, broke: f === 3 })), skipped: [] };
       case "seen": return Object.fromEntries(seen.map((n) => [n.name, n.metrics]));
       case "diagnose": return verdict(seen, o.thresholds);
+      case "alerts": return Object.entries(verdict(seen, o.thresholds))
+        .flatMap(([node, flags]) => flags.map((flag) => ({ node, flag, first_forward: 2, means: "", advice: "" })));
+      case "where": return verdict(seen, o.thresholds);
+      case "history": return [[1, 0.5], [2, 0.25], [3, 0.125]];
       default: throw new Error("no store function " + name);
     }
   }
@@ -132,7 +136,11 @@ test("a store's runs, verdict and figures show, hostile names as text, no script
   const flags = await page.evaluate(() => [...document.querySelectorAll("#flags-table tbody tr")]
     .map((tr) => [tr.children[0].textContent, tr.children[1].textContent]));
   assert.deepEqual(flags, [[HOSTILE, "DEAD"], ["fc2", "OVERSTEPPING"]]);
-  for (const id of ["progress", "profile", "flags", "overlaid", "spent", "gantt", "machines"]) {
+  const where = await page.evaluate(() => [...document.querySelectorAll("#where-table tbody tr")]
+    .map((tr) => [tr.children[0].textContent, tr.children[1].textContent]));
+  assert.deepEqual(where, [[HOSTILE, "DEAD"], ["fc2", "OVERSTEPPING"]]);
+  assert.equal(await page.inputValue("#history-node"), HOSTILE, "the first node measured in the measurement shown");
+  for (const id of ["progress", "profile", "flags", "overlaid", "spent", "gantt", "machines", "history"]) {
     assert.equal(await page.getAttribute(`#fig-${id}`, "data-drawn"), "true", id);
     assert.ok((await page.textContent(`#fig-${id} .gtitle`)).includes(HOSTILE), `${id}'s title shows the run's name as text`);
   }

@@ -1,0 +1,213 @@
+#!/usr/bin/env node
+// The page on a run of 100,000 forwards, in headless Chromium: how long it takes to open the
+// store, draw the progress and be fully shown, and how long each interaction takes (hover, zoom,
+// choosing a measurement, a node, a forward, editing a threshold). Medians over ROUNDS page
+// loads (BENCH_ROUNDS, default 5), each interaction repeated within a load. The baseline,
+// measured in the same run: a health figure asked of a store that has read nothing yet (what
+// every health question cost before a run's read was kept) against the same asked again.
+//
+//   node scripts/bench-page.mjs [--forwards N] [--regen]
+//
+// The store is written by the real writer (`cargo run --example page_bench_store`) into
+// target/bench-page/store once and reused (--regen writes it again); it is served as plain
+// files by the test harness's static server. Needs `scripts/build-wasm.sh` first.
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { serve, launch, root } from "../tests/browser/harness.mjs";
+
+const args = process.argv.slice(2);
+const flag = (name, fallback) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : fallback;
+};
+const FORWARDS = Number(flag("--forwards", 100000));
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const REPEAT = 5; // each interaction, per page load
+const rel = `target/bench-page/store-${FORWARDS}`;
+const store = join(root, rel);
+
+function ensureStore() {
+  const index = join(store, "runs/long/w0/index.jsonl");
+  const lines = existsSync(index) ? readFileSync(index, "utf8").split("\n").filter(Boolean).length : 0;
+  if (lines === FORWARDS && !args.includes("--regen")) return;
+  console.error(`writing ${FORWARDS} forwards into ${rel} (the real writer)…`);
+  execFileSync("cargo", ["run", "--quiet", "--example", "page_bench_store", "--", store, String(FORWARDS)],
+    { cwd: root, stdio: "inherit" });
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[s.length >> 1] : NaN;
+};
+
+/** Milliseconds `f` takes, by the page's clock. */
+async function timed(f) {
+  const t0 = performance.now();
+  await f();
+  return performance.now() - t0;
+}
+
+/** Where on the screen a drawn point of trace 0 of a figure is (the fraction `f` along it). */
+function pointAt(page, id, f) {
+  return page.evaluate(([id, f]) => {
+    const gd = document.getElementById(id);
+    const t = gd._fullData[0];
+    const i = Math.floor(f * (t.x.length - 1));
+    const { xaxis, yaxis, margin } = gd._fullLayout;
+    const box = gd.getBoundingClientRect();
+    return { x: box.left + margin.l + xaxis.l2p(t.x[i]), y: box.top + margin.t + yaxis.l2p(t.y[i]) };
+  }, [id, f]);
+}
+
+/** Hover a point of a figure (a different one each time) until its hover label shows. */
+async function hover(page, id, k) {
+  const p = await pointAt(page, id, 0.3 + 0.1 * k);
+  await page.mouse.move(0, 0);
+  await page.waitForFunction((id) => !document.querySelector(`#${id} .hoverlayer .hovertext`), id);
+  return timed(async () => {
+    await page.mouse.move(p.x, p.y);
+    await page.waitForSelector(`#${id} .hoverlayer .hovertext`);
+  });
+}
+
+/** Zoom a figure to a tenth of its x range and back (as a drag and a double click do), in the page. */
+function zoom(page, id, k) {
+  return page.evaluate(async ([id, k]) => {
+    const gd = document.getElementById(id);
+    const [lo, hi] = gd._fullLayout.xaxis.range;
+    const w = (hi - lo) / 10;
+    const a = lo + (hi - lo) * (0.1 + 0.15 * k);
+    const t0 = performance.now();
+    await Plotly.relayout(gd, { "xaxis.range": [a, a + w] });
+    await new Promise((r) => requestAnimationFrame(() => r()));
+    const t1 = performance.now();
+    await Plotly.relayout(gd, { "xaxis.autorange": true });
+    await new Promise((r) => requestAnimationFrame(() => r()));
+    return [t1 - t0, performance.now() - t1];
+  }, [id, k]);
+}
+
+/** One page load: open, then each interaction REPEAT times. */
+async function round(browser, origin) {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
+  await page.goto(`${origin}/www/index.html`);
+  await page.waitForSelector("body[data-ready=true]");
+  const out = {};
+  const t0 = performance.now();
+  await page.fill("#store-url", `${origin}/${rel}/`);
+  await page.click("#url-form button");
+  await page.waitForSelector("#runs-table");
+  out.open = performance.now() - t0;
+  await page.waitForSelector("#fig-progress[data-drawn=true]");
+  out.progress = performance.now() - t0;
+  await page.waitForFunction(() => document.querySelector("#status").textContent.startsWith("Showing run"), null, { timeout: 600_000 });
+  out.shown = performance.now() - t0;
+  if (errors.length || (await page.textContent("#error"))) throw new Error(`the page failed: ${errors.join("; ")} ${await page.textContent("#error")}`);
+  const acts = { hover: [], zoomIn: [], zoomOut: [], measure: [], node: [], forward: [], threshold: [], hoverHistory: [] };
+  const measures = await page.locator("#measure option").allTextContents();
+  const nodes = await page.locator("#history-node option").allTextContents();
+  const forwards = await page.locator("#forward option").allTextContents();
+  for (let k = 0; k < REPEAT; k++) {
+    await page.locator("#fig-progress").scrollIntoViewIfNeeded();
+    acts.hover.push(await hover(page, "fig-progress", k));
+    const [zin, zout] = await zoom(page, "fig-progress", k);
+    acts.zoomIn.push(zin);
+    acts.zoomOut.push(zout);
+    const m = measures[(k + 1) % measures.length];
+    acts.measure.push(await timed(async () => {
+      await page.selectOption("#measure", m);
+      await page.waitForFunction((m) => document.querySelector("#fig-profile .gtitle")?.textContent.includes(m), m);
+    }));
+    const n = nodes[(k + 1) % nodes.length];
+    acts.node.push(await timed(async () => {
+      await page.selectOption("#history-node", n);
+      await page.waitForFunction((n) => document.querySelector("#fig-history .gtitle")?.textContent.includes(` of ${n} `), n);
+    }));
+    await page.locator("#fig-history").scrollIntoViewIfNeeded();
+    acts.hoverHistory.push(await hover(page, "fig-history", k));
+    const f = forwards[forwards.length - 1 - k];
+    acts.forward.push(await timed(async () => {
+      await page.selectOption("#forward", f);
+      await page.waitForFunction((f) => document.querySelector("#fig-gantt .gtitle")?.textContent.includes(f), f);
+    }));
+    const before = await page.evaluate(() => JSON.stringify(document.getElementById("fig-flags").data));
+    acts.threshold.push(await timed(async () => {
+      await page.fill("#t-vanishing_mean_abs", String(k % 2 ? 1e-3 : 1));
+      await page.waitForFunction((b) => JSON.stringify(document.getElementById("fig-flags").data) !== b, before);
+    }));
+  }
+  out.decimated = await page.getAttribute("#fig-progress", "data-decimated");
+  for (const [k, v] of Object.entries(acts)) out[k] = median(v);
+  out.baseline = await baseline(page, origin);
+  await page.close();
+  return out;
+}
+
+/** The baseline: what choosing a measurement cost before health reads were kept — the profile
+ * figure asked of a store with nothing read yet (one blob fetch per forward judged), against
+ * the same question asked again of it (the kept read), both timed in the page without drawing. */
+function baseline(page, origin) {
+  return page.evaluate(async (url) => {
+    const pkg = await import("/pkg/browser.js");
+    const store = await pkg.openStore(url);
+    const ask = (of) => store.figure({ kind: "profile", run: "long", of, last: 1000 });
+    let t0 = performance.now();
+    await ask("grad_norm");
+    const unkept = performance.now() - t0;
+    t0 = performance.now();
+    await ask("update_ratio");
+    const kept = performance.now() - t0;
+    await store.close();
+    return { unkept, kept };
+  }, `${origin}/${rel}/`);
+}
+
+async function main() {
+  ensureStore();
+  const { server, origin } = await serve();
+  const browser = await launch();
+  const rounds = [];
+  try {
+    for (let r = 0; r < ROUNDS; r++) {
+      rounds.push(await round(browser, origin));
+      console.error(`round ${r + 1}/${ROUNDS}: ${JSON.stringify(rounds.at(-1))}`);
+    }
+  } finally {
+    await browser.close();
+    server.close();
+  }
+  const med = (f) => median(rounds.map(f));
+  const ms = (v) => `${v.toFixed(v < 10 ? 1 : 0)} ms`.padStart(10);
+  console.log(`page on a run of ${FORWARDS.toLocaleString("en-US")} forwards (median of ${ROUNDS} page loads, ${REPEAT} of each interaction per load)`);
+  console.log(`  the progress drawn decimated: ${rounds[0].decimated} (the core bins a long run's progress)`);
+  for (const [name, f] of [
+    ["open: runs table shown", (r) => r.open],
+    ["progress drawn", (r) => r.progress],
+    ["everything shown (health judged)", (r) => r.shown],
+  ]) console.log(`  ${name.padEnd(40)} ${ms(med(f))}`);
+  console.log("  interactions, by playwright's clock (each includes ~20-40 ms of its own round trips):");
+  for (const [name, key] of [
+    ["hover on the progress", "hover"],
+    ["zoom in (a tenth of the run)", "zoomIn"],
+    ["zoom out (autorange)", "zoomOut"],
+    ["choose a measurement (profile)", "measure"],
+    ["choose a node (history)", "node"],
+    ["hover on the history", "hoverHistory"],
+    ["choose a forward (gantt)", "forward"],
+    ["edit a threshold (verdict, 5 figures)", "threshold"],
+  ]) console.log(`  ${name.padEnd(40)} ${ms(med((r) => r[key]))}`);
+  const unkept = med((r) => r.baseline.unkept);
+  const kept = med((r) => r.baseline.kept);
+  console.log("  baseline, the profile asked of the worker without drawing (last 1,000 forwards):");
+  console.log(`  ${"nothing read yet (as before: every time)".padEnd(40)} ${ms(unkept)}`);
+  console.log(`  ${"the read kept".padEnd(40)} ${ms(kept)}   ${(unkept / kept).toFixed(0)}x faster`);
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -1,0 +1,121 @@
+// Browser layer, the page's health views over a store written by `somatize record`: the flags
+// table lists the alerts (each flag with its first forward and advice) in the nodes'
+// declaration order, as `somatize diagnose` prints them; `where` as a table and a node's
+// measurement over the run (`history`) as a figure hold what the package and the CLI say.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { openStore } from "somatize";
+import { serve, launch, openPage, shots } from "./harness.mjs";
+import { makeStores, cli } from "../node/store-fixture.mjs";
+
+/** Bounds at which the recorded MLP (fc1 → relu → fc2) is flagged on every node, so that
+ * declaration order (fc1, relu, fc2) and name order (fc1, fc2, relu) differ. */
+const BOUNDS = { stalled_update_ratio: 0.5, dead_layer_fraction: -1, vanishing_mean_abs: 0 };
+
+let server, origin, browser, s, node, boundsFile;
+
+before(async () => {
+  s = makeStores("health");
+  node = await openStore(s.store);
+  boundsFile = join(s.dir, "bounds.json");
+  writeFileSync(boundsFile, JSON.stringify(BOUNDS));
+  ({ server, origin } = await serve());
+  browser = await launch();
+});
+after(async () => {
+  await node?.close();
+  await browser?.close();
+  server?.close();
+});
+
+const somatize = (...args) => execFileSync(cli, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+
+/** `somatize diagnose` as a person reads it: [node, flag, since, advice] per row of its table. */
+function cliAlerts(run) {
+  const text = somatize("diagnose", s.store, "--run", run, "--thresholds", boundsFile);
+  const lines = text.split("\n");
+  const head = lines.findIndex((l) => /^\s+node\s+flag\s+since\s+what to do$/.test(l));
+  assert.ok(head > 0, `a table in:\n${text}`);
+  return lines.slice(head + 1).filter((l) => l.trim()).map((l) => {
+    const [n, flag, since, ...advice] = l.trim().split(/\s{2,}/);
+    return [n, flag, Number(since), advice.join("  ")];
+  });
+}
+
+async function openAt(run) {
+  const { page, seen } = await openPage(browser, `${origin}/www/index.html?store=${encodeURIComponent(s.url("store/"))}`);
+  await page.waitForSelector("body[data-ready=true]");
+  await page.waitForSelector("#fig-history[data-drawn=true]");
+  if ((await page.inputValue("#run")) !== run) {
+    await page.selectOption("#run", run);
+    await page.waitForFunction((r) => document.querySelector("#status").textContent.startsWith(`Showing run ${r}`), run);
+  }
+  for (const [name, value] of Object.entries(BOUNDS)) await page.fill(`#t-${name}`, String(value));
+  await page.waitForFunction(() => document.querySelector("#flags-table"));
+  const alerts = cliAlerts(run);
+  await page.waitForFunction(([n, nodes]) => document.querySelectorAll("#flags-table tbody tr").length === n &&
+    document.querySelectorAll("#where-table tbody tr").length === nodes, [alerts.length, new Set(alerts.map(([n]) => n)).size]);
+  return { page, seen };
+}
+
+/** The flags table as [node, flag, since, advice]. */
+const flagsShown = (page) => page.evaluate(() => [...document.querySelectorAll("#flags-table tbody tr")].map((tr) => {
+  const cols = [...document.querySelectorAll("#flags-table thead th")].map((th) => th.textContent);
+  const cell = (name) => tr.children[cols.indexOf(name)];
+  return [cell("Node").textContent, cell("Flag").textContent, Number(cell("Since forward").querySelector("data").value),
+    cell("What to do").textContent];
+}));
+
+test("the flags table lists the alerts in declaration order, as the CLI prints them", async () => {
+  const run = "mlp";
+  const { page, seen } = await openAt(run);
+  const shown = await flagsShown(page);
+  assert.deepEqual(shown, cliAlerts(run));
+  // The order is the nodes' declaration order (fc1, relu, fc2), not their names' order.
+  const flagged = [...new Set(shown.map(([n]) => n))];
+  assert.deepEqual(flagged, ["fc1", "relu", "fc2"], "relu is declared before fc2");
+  const json = JSON.parse(somatize("diagnose", s.store, "--run", run, "--thresholds", boundsFile, "--json"));
+  assert.deepEqual(Object.keys(json.diagnosis), flagged, "diagnose --json writes its nodes in that order too");
+  assert.deepEqual(Object.keys((await node.diagnose({ run, thresholds: BOUNDS })).diagnosis), flagged, "and so does the package");
+  assert.deepEqual(shown.map(([n, f, since]) => [n, f, since]),
+    (await node.alerts({ run, thresholds: BOUNDS })).map((a) => [a.node, a.flag, a.first_forward]));
+  await page.locator("#verdict-section").screenshot({ path: join(shots, "store-alerts.png") });
+  assert.deepEqual(seen.errors, []);
+  await page.close();
+});
+
+test("where is a table of the verdict folded onto the nodes; history draws a node's measurement", async () => {
+  const run = "mlp";
+  const { page, seen } = await openAt(run);
+  const where = await page.evaluate(() => [...document.querySelectorAll("#where-table tbody tr")]
+    .map((tr) => [tr.children[0].textContent, tr.children[1].textContent.split(", ")]));
+  assert.deepEqual(where, Object.entries(await node.where({ run, thresholds: BOUNDS })));
+  const json = JSON.parse(somatize("diagnose", s.store, "--run", run, "--thresholds", boundsFile, "--json"));
+  assert.deepEqual(where, Object.entries(json.diagnosis), "no flag from inside a node: where is the diagnosis");
+
+  const cliSeen = JSON.parse(somatize("seen", s.store, "--run", run, "--json"));
+  assert.deepEqual(await page.locator("#history-node option").allTextContents(), Object.keys(cliSeen),
+    "the nodes offered, in declaration order");
+  const drawn = () => page.evaluate(() => {
+    const t = document.getElementById("fig-history").data[0];
+    return { x: [...t.x], y: [...t.y] };
+  });
+  for (const [n, of] of [["fc1", "grad_norm"], ["fc2", "update_ratio"], ["relu", "dead_unit_fraction"]]) {
+    await page.selectOption("#history-node", n);
+    await page.selectOption("#history-of", of);
+    await page.waitForFunction(([n, of]) => document.querySelector("#fig-history .gtitle")?.textContent.startsWith(`${of} of ${n} `), [n, of]);
+    const pairs = await node.history({ run, node: n, of });
+    assert.deepEqual(await drawn(), { x: pairs.map((p) => p[0]), y: pairs.map((p) => p[1]) }, `${n} ${of}`);
+    const forwards = JSON.parse(somatize("diagnose", s.store, "--run", run, "--json")).forwards;
+    // One point per forward judged that has it (an update ratio needs the forward before).
+    assert.ok(pairs.length >= forwards.count - 1 && pairs.length <= forwards.count, `${n} ${of}: ${pairs.length} points`);
+    assert.ok(pairs.every(([f]) => f >= forwards.first && f <= forwards.last), `${n} ${of}: within the forwards judged`);
+    assert.equal(pairs.at(-1)[1], cliSeen[n][of], `${n} ${of}: the last point is what seen --json says`);
+  }
+  await page.locator("#store-figures").screenshot({ path: join(shots, "store-where-history.png") });
+  assert.deepEqual(seen.errors, []);
+  await page.close();
+});
