@@ -1,5 +1,6 @@
 //! Benchmark: eight statistics over one 256 MiB float32 tensor in one pass, a single l2, and a
-//! plain memory copy as the machine's limit. Prints one JSON line for scripts/bench-reductions.sh.
+//! plain memory copy as the machine's limit; with the engine's default threads and on one
+//! thread (as wasm runs). Prints one JSON line for scripts/bench-reductions.sh.
 
 use somatize::ops;
 use somatize::registry;
@@ -80,6 +81,15 @@ fn main() {
     let l2_s = median_seconds(|| {
         black_box(ops::reduce(&tensor, &l2));
     });
+    ops::engine::set_max_threads(1);
+    let eight_1t_s = median_seconds(|| {
+        black_box(ops::reduce(&tensor, &eight));
+    });
+    let l2_1t_s = median_seconds(|| {
+        black_box(ops::reduce(&tensor, &l2));
+    });
+    ops::engine::set_max_threads(0);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
     let results = ops::reduce(&tensor, &eight);
     let values: Vec<String> = EIGHT
         .iter()
@@ -95,7 +105,7 @@ fn main() {
         })
         .collect();
     println!(
-        "{{\"bytes\":{bytes},\"copy_s\":{copy_s},\"eight_s\":{eight_s},\"l2_s\":{l2_s},\"values\":{{{}}}}}",
+        "{{\"bytes\":{bytes},\"threads\":{threads},\"copy_s\":{copy_s},\"eight_s\":{eight_s},\"l2_s\":{l2_s},\"eight_1t_s\":{eight_1t_s},\"l2_1t_s\":{l2_1t_s},\"values\":{{{}}}}}",
         values.join(",")
     );
 }

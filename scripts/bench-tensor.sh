@@ -69,7 +69,9 @@ printf 'speed-up over numpy   : %6.2fx (target >= 3x)\n' "$(echo "$NP_T / $SO_T"
 if command -v node > /dev/null && command -v wasm-bindgen > /dev/null; then
     cargo build --release --quiet --manifest-path "$ROOT/Cargo.toml" --target wasm32-unknown-unknown --lib
     wasm-bindgen --target nodejs --out-dir "$WORK/pkg" "$ROOT/target/wasm32-unknown-unknown/release/somatize.wasm"
-    WA_T=$(node "$ROOT/scripts/bench-tensor-node.mjs" "$WORK/pkg" "$NPZ" "$RUNS")
+    read -r WA_T WA_READ WA_STATS < <(node "$ROOT/scripts/bench-tensor-node.mjs" "$WORK/pkg" "$NPZ" "$RUNS")
     printf 'wasm tensorStats, Node: %6.2f s   (%.2fx native speed; target >= 0.5x)\n' \
         "$WA_T" "$(echo "$SO_T / $WA_T" | bc -l)"
+    printf '  of which readFileSync %6.2f s, tensorStats over the bytes in memory %.2f s\n' \
+        "$WA_READ" "$WA_STATS"
 fi

@@ -2,6 +2,47 @@
 
 use serde::{Deserialize, Serialize};
 
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod simd128;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+pub(crate) use simd128::sum_sq as simd_sum_sq;
+
+/// A slice in one of the two float types the vector kernels take, or in another type.
+pub enum Native<'a> {
+    F32(&'a [f32]),
+    F64(&'a [f64]),
+    Other,
+}
+
+/// An element type the statistics take: anything that converts to f64 without loss; f32
+/// and f64 slices are recognised (without copying) so that they can take the vector kernels.
+pub trait Element: Copy + Into<f64> {
+    /// The slice as f32 or f64 values, when it is one of those.
+    fn native(_values: &[Self]) -> Native<'_> {
+        Native::Other
+    }
+}
+
+impl Element for f32 {
+    fn native(values: &[f32]) -> Native<'_> {
+        Native::F32(values)
+    }
+}
+
+impl Element for f64 {
+    fn native(values: &[f64]) -> Native<'_> {
+        Native::F64(values)
+    }
+}
+
+impl Element for i8 {}
+impl Element for i16 {}
+impl Element for i32 {}
+impl Element for u8 {}
+impl Element for u16 {}
+impl Element for u32 {}
+impl Element for bool {}
+
 /// The statistics `somatize stats` prints for every tensor.
 ///
 /// `count` is every element; `nonfinite` and `nan` count the ones that are not numbers;
@@ -217,14 +258,79 @@ impl Lanes {
     }
 }
 
-/// [`Lanes::push_all`] compiled for AVX2, chosen at run time where the CPU has it.
+/// [`Lanes::push_any`] compiled for AVX2, chosen at run time where the CPU has it.
 ///
 /// # Safety
 /// The caller must have checked that the CPU supports AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn push_all_avx2<T: Copy + Into<f64>>(lanes: &mut Lanes, values: &[T], shift: f64) {
+unsafe fn push_any_avx2<T: Copy + Into<f64>>(lanes: &mut Lanes, values: &[T], shift: f64) {
     lanes.push_any(values, shift)
+}
+
+/// The totals of one slice, ready to be folded into [`Moments`].
+#[derive(Debug, Clone, Copy)]
+struct Totals {
+    finite: u64,
+    nan: u64,
+    zeros: u64,
+    sum: f64,
+    shifted: f64,
+    sq_shifted: f64,
+    abs: f64,
+    sq: f64,
+    min: f64,
+    max: f64,
+}
+
+impl Lanes {
+    /// The lanes added up.
+    fn totals(&self) -> Totals {
+        let count = |v: &[f64; LANES]| v.iter().sum::<f64>() as u64;
+        let add = |v: &[f64; LANES]| v.iter().sum::<f64>();
+        Totals {
+            finite: count(&self.finite),
+            nan: count(&self.nan),
+            zeros: count(&self.zeros),
+            sum: add(&self.sum),
+            shifted: add(&self.shifted),
+            sq_shifted: add(&self.sq_shifted),
+            abs: add(&self.abs),
+            sq: add(&self.sq),
+            min: self.min.iter().fold(f64::INFINITY, |a, &b| a.min(b)),
+            max: self.max.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b)),
+        }
+    }
+}
+
+/// The totals of a slice around `shift`, with the fastest kernel the target has: AVX2
+/// natively where the CPU has it, 128-bit SIMD in wasm for f32 and f64, else portable lanes.
+fn totals_of<T: Element>(values: &[T], shift: f64) -> Totals {
+    let mut lanes = Lanes::new();
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    {
+        if let Some(t) = simd128::plain_totals(T::native(values), shift) {
+            return t;
+        }
+        // The vector kernel declined: another type (taken plain, then masked if need be),
+        // or a value that is not finite (rare: the masked pass ends up taking it).
+        lanes.push_any(values, shift);
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: AVX2 was detected just above.
+            unsafe { push_any_avx2(&mut lanes, values, shift) };
+        } else {
+            lanes.push_any(values, shift);
+        }
+    }
+    #[cfg(not(any(
+        target_arch = "x86_64",
+        all(target_arch = "wasm32", target_feature = "simd128")
+    )))]
+    lanes.push_any(values, shift);
+    lanes.totals()
 }
 
 impl Moments {
@@ -234,7 +340,7 @@ impl Moments {
     }
 
     /// Add every value of a slice of any element type that converts to f64.
-    pub fn push_slice<T: Copy + Into<f64>>(&mut self, values: &[T]) {
+    pub fn push_slice<T: Element>(&mut self, values: &[T]) {
         let mut values = values;
         if self.shift.is_none() {
             // The first finite value becomes the shift; the values before it only count.
@@ -248,20 +354,8 @@ impl Moments {
                 values = rest;
             }
         }
-        let shift = self.shift.unwrap_or(0.0);
-        let mut lanes = Lanes::new();
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::arch::is_x86_feature_detected!("avx2") {
-                // SAFETY: AVX2 was detected just above.
-                unsafe { push_all_avx2(&mut lanes, values, shift) };
-            } else {
-                lanes.push_any(values, shift);
-            }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        lanes.push_any(values, shift);
-        self.absorb(&lanes, values.len() as u64);
+        let totals = totals_of(values, self.shift.unwrap_or(0.0));
+        self.absorb(&totals, values.len() as u64);
     }
 
     /// Add every value of an f64 slice (a chunk converted to f64 on its way in).
@@ -287,24 +381,22 @@ impl Moments {
     fn push_one(&mut self, x: f64) {
         let mut lanes = Lanes::new();
         lanes.push(0, x, self.shift.unwrap_or(0.0));
-        self.absorb(&lanes, 1);
+        self.absorb(&lanes.totals(), 1);
     }
 
-    fn absorb(&mut self, lanes: &Lanes, seen: u64) {
-        let count = |v: &[f64; LANES]| v.iter().sum::<f64>() as u64;
-        let finite = count(&lanes.finite);
+    fn absorb(&mut self, t: &Totals, seen: u64) {
         self.count += seen;
-        self.nan += count(&lanes.nan);
-        self.nonfinite += seen - finite;
-        self.finite += finite;
-        self.zeros += count(&lanes.zeros);
-        self.sum += lanes.sum.iter().sum::<f64>();
-        self.sum_shifted += lanes.shifted.iter().sum::<f64>();
-        self.sum_sq_shifted += lanes.sq_shifted.iter().sum::<f64>();
-        self.sum_abs += lanes.abs.iter().sum::<f64>();
-        self.sum_sq += lanes.sq.iter().sum::<f64>();
-        self.min = lanes.min.iter().fold(self.min, |a, &b| a.min(b));
-        self.max = lanes.max.iter().fold(self.max, |a, &b| a.max(b));
+        self.nan += t.nan;
+        self.nonfinite += seen - t.finite;
+        self.finite += t.finite;
+        self.zeros += t.zeros;
+        self.sum += t.sum;
+        self.sum_shifted += t.shifted;
+        self.sum_sq_shifted += t.sq_shifted;
+        self.sum_abs += t.abs;
+        self.sum_sq += t.sq;
+        self.min = self.min.min(t.min);
+        self.max = self.max.max(t.max);
     }
 
     /// Fold in another accumulator's values, as if they had been pushed after this one's
@@ -362,7 +454,7 @@ impl Moments {
 }
 
 /// The statistics of one slice, in one pass.
-pub fn stats_of<T: Copy + Into<f64>>(values: &[T]) -> Stats {
+pub fn stats_of<T: Element>(values: &[T]) -> Stats {
     let mut m = Moments::new();
     m.push_slice(values);
     m.finish()

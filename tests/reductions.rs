@@ -372,3 +372,31 @@ fn stored_f32_fed_directly_equals_one_sequential_pass() {
         }
     }
 }
+
+#[test]
+fn a_long_tensor_gives_the_same_bits_on_one_thread_and_on_many() {
+    // 5 Mi values (past the size at which the engine starts threads, and not a whole number
+    // of its blocks): the blocks are merged in order, so the thread count cannot change a bit.
+    let n = (5 << 20) + 3;
+    let values: Vec<f32> = (0..n)
+        .map(|i| ((i * 7919) % 2003) as f32 * 0.01 - 10.0)
+        .collect();
+    let want_mean = values.iter().map(|&x| f64::from(x)).sum::<f64>() / n as f64;
+    let t = TypedTensor::from_f32("w", values, vec![n]).expect("1-d");
+    let plans: Vec<registry::Plan> = ["mean", "std", "l1", "l2", "min", "zero_fraction"]
+        .iter()
+        .map(|r| plan(&[], r))
+        .collect();
+    let l2 = [plan(&[], "l2")];
+    ops::engine::set_max_threads(1);
+    let one = (ops::reduce(&t, &plans), ops::reduce(&t, &l2));
+    ops::engine::set_max_threads(4);
+    let many = (ops::reduce(&t, &plans), ops::reduce(&t, &l2));
+    ops::engine::set_max_threads(0);
+    assert_eq!(one, many, "one thread, then four");
+    let mean = one.0[0].clone().expect("mean").as_scalar().expect("scalar");
+    assert!(
+        (mean - want_mean).abs() <= 1e-9 * want_mean.abs(),
+        "mean {mean}, want {want_mean} (a plain f64 sum)"
+    );
+}

@@ -10,8 +10,9 @@ use super::reductions::{self, ChannelAcc, HistogramAcc, SparsityAcc, SumSqAcc};
 use super::transforms::{self, Elementwise};
 use super::{Chunk, OpError};
 use crate::registry::{Plan, Reduction, Transform};
-use crate::stats::Moments;
+use crate::stats::{Element, Moments};
 use crate::value::Value;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// What a registered plan reads its value from.
 #[derive(Debug)]
@@ -38,24 +39,53 @@ enum MomentAcc {
     Light(Vec<SumSqAcc>),
 }
 
-/// Slices at least this long are split across threads (natively).
-const PARALLEL_MIN: usize = 1 << 21;
+/// Values per block of a long slice: each block gets its own accumulator and the blocks are
+/// merged in order, so the result does not depend on how many threads ran or which thread
+/// took which block.
+const BLOCK: usize = 1 << 20;
 
-/// How many threads a long slice is split across: the machine's cores (at most 8) natively,
-/// one in wasm.
-fn parts() -> usize {
+/// Values each thread must have, at least, before another thread is started: below this,
+/// starting a thread (and waiting for it on a loaded machine) costs more than its share.
+#[cfg(not(target_arch = "wasm32"))]
+const PER_THREAD_MIN: usize = 1 << 22;
+
+/// The most threads a slice is split across; 0 means the machine's cores (at most 8).
+static MAX_THREADS: AtomicUsize = AtomicUsize::new(0);
+
+/// Cap the threads the engine uses for one slice (natively; wasm always uses one).
+/// `0` restores the default, the machine's cores (at most 8). For benchmarks that compare
+/// single-threaded speed; it applies to the whole process.
+pub fn set_max_threads(n: usize) {
+    MAX_THREADS.store(n, Ordering::Relaxed);
+}
+
+/// How many threads a slice of `len` values is split across: one per [`PER_THREAD_MIN`]
+/// values, up to the cap (natively); one in wasm.
+fn threads_for(len: usize) -> usize {
     #[cfg(not(target_arch = "wasm32"))]
     {
-        std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+        let cap = match MAX_THREADS.load(Ordering::Relaxed) {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
+            n => n,
+        };
+        (len / PER_THREAD_MIN).clamp(1, cap)
     }
     #[cfg(target_arch = "wasm32")]
     {
+        let _ = len;
         1
     }
 }
 
-/// Accumulate a slice with `fresh`/`push`, split into parts on threads when it is long,
-/// folding the parts back in order with `merge`.
+/// One part's accumulator: a fresh one, fed the part.
+fn accumulate<T, A>(part: &[T], fresh: &impl Fn() -> A, push: &impl Fn(&mut A, &[T])) -> A {
+    let mut a = fresh();
+    push(&mut a, part);
+    a
+}
+
+/// Accumulate a slice with `fresh`/`push` block by block ([`BLOCK`]), on threads when it is
+/// long, folding the blocks' accumulators back in order with `merge`.
 fn split_accumulate<T, A>(
     values: &[T],
     fresh: impl Fn() -> A + Sync,
@@ -65,22 +95,27 @@ fn split_accumulate<T, A>(
     T: Copy + Sync,
     A: Send,
 {
-    let n = parts();
-    let partials = if n < 2 || values.len() < PARALLEL_MIN {
-        let mut a = fresh();
-        push(&mut a, values);
-        vec![a]
-    } else {
-        on_threads(values, values.len().div_ceil(n), &fresh, &push)
-    };
-    partials.iter().for_each(&mut merge);
+    let threads = threads_for(values.len());
+    #[cfg(not(target_arch = "wasm32"))]
+    if threads > 1 {
+        on_threads(values, threads, &fresh, &push)
+            .iter()
+            .for_each(&mut merge);
+        return;
+    }
+    let _ = threads;
+    for block in values.chunks(BLOCK) {
+        merge(&accumulate(block, &fresh, &push));
+    }
 }
 
-/// One accumulator per part of `len` values, each filled on its own thread, in order.
+/// The blocks' accumulators, in order, filled by `threads` threads (this one included) that
+/// each take the next unclaimed block until none is left, so that a thread the machine
+/// schedules late takes fewer blocks instead of holding the others up.
 #[cfg(not(target_arch = "wasm32"))]
 fn on_threads<T, A>(
     values: &[T],
-    len: usize,
+    threads: usize,
     fresh: &(impl Fn() -> A + Sync),
     push: &(impl Fn(&mut A, &[T]) + Sync),
 ) -> Vec<A>
@@ -88,48 +123,32 @@ where
     T: Copy + Sync,
     A: Send,
 {
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = values
-            .chunks(len.max(1))
-            .map(|part| {
-                scope.spawn(move || {
-                    let mut a = fresh();
-                    push(&mut a, part);
-                    a
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    })
-}
-
-/// Without threads (wasm): the parts one after another.
-#[cfg(target_arch = "wasm32")]
-fn on_threads<T, A>(
-    values: &[T],
-    len: usize,
-    fresh: &(impl Fn() -> A + Sync),
-    push: &(impl Fn(&mut A, &[T]) + Sync),
-) -> Vec<A>
-where
-    T: Copy + Sync,
-    A: Send,
-{
-    values
-        .chunks(len.max(1))
-        .map(|part| {
-            let mut a = fresh();
-            push(&mut a, part);
-            a
-        })
-        .collect()
+    let blocks: Vec<&[T]> = values.chunks(BLOCK).collect();
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let mut done = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(block) = blocks.get(i) else {
+                return done;
+            };
+            done.push((i, accumulate(block, fresh, push)));
+        }
+    };
+    let mut done = std::thread::scope(|scope| {
+        let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+        let mut done = work();
+        for h in helpers {
+            done.extend(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+        }
+        done
+    });
+    done.sort_unstable_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, a)| a).collect()
 }
 
 impl MomentAcc {
-    fn feed<T: Copy + Into<f64> + Sync>(&mut self, group: usize, values: &[T]) {
+    fn feed<T: Element + Sync>(&mut self, group: usize, values: &[T]) {
         match self {
             MomentAcc::Full(m) => {
                 let m = &mut m[group];
@@ -212,7 +231,7 @@ impl Stream {
             && self.channel.is_none()
     }
 
-    fn feed_typed<T: Copy + Into<f64> + Sync>(&mut self, chunk: &[T]) {
+    fn feed_typed<T: Element + Sync>(&mut self, chunk: &[T]) {
         self.ready();
         if self.direct() {
             if let Some(m) = &mut self.moments {
@@ -439,7 +458,7 @@ impl Batch {
         }
     }
 
-    fn feed_typed<T: Copy + Into<f64> + Sync>(&mut self, chunk: &[T]) {
+    fn feed_typed<T: Element + Sync>(&mut self, chunk: &[T]) {
         if let Some(kept) = &mut self.kept {
             kept.extend(chunk.iter().map(|&x| x.into()));
         }

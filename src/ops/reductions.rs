@@ -4,7 +4,7 @@
 use super::OpError;
 use crate::linalg;
 use crate::registry::Reduction;
-use crate::stats::Stats;
+use crate::stats::{Element, Stats};
 use crate::value::Value;
 
 /// Whether a reduction is read off [`crate::stats::Moments`].
@@ -186,7 +186,12 @@ impl SumSqAcc {
 
     /// Add values: a plain sum of squares first; only when it is not finite (a value was NaN
     /// or infinite, or the squares overflowed) the slice is summed again with masks.
-    pub fn feed<T: Copy + Into<f64>>(&mut self, values: &[T]) {
+    pub fn feed<T: Element>(&mut self, values: &[T]) {
+        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+        let sq = crate::stats::simd_sum_sq(T::native(values)).map_or_else(
+            || sum_sq_plain(values),
+            |s| [s, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+        );
         #[cfg(target_arch = "x86_64")]
         let sq = if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: AVX2 was detected just above.
@@ -194,7 +199,10 @@ impl SumSqAcc {
         } else {
             sum_sq_plain(values)
         };
-        #[cfg(not(target_arch = "x86_64"))]
+        #[cfg(not(any(
+            target_arch = "x86_64",
+            all(target_arch = "wasm32", target_feature = "simd128")
+        )))]
         let sq = sum_sq_plain(values);
         let total: f64 = sq.iter().sum();
         if total.is_finite() {

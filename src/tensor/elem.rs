@@ -12,11 +12,15 @@ pub struct Elem {
     pub big_endian: bool,
 }
 
-/// Decode every whole element of `bytes` with `conv`, handing f64 chunks of at most
-/// [`FEED`] values to `f`. A trailing partial element is ignored (callers check sizes).
+/// Decode every whole element of `bytes` with `conv`, handing chunks of at most [`FEED`]
+/// values to `f`. A trailing partial element is ignored (callers check sizes).
 #[inline(always)]
-fn each<const N: usize>(bytes: &[u8], conv: impl Fn([u8; N]) -> f64, f: &mut dyn FnMut(&[f64])) {
-    let mut buf = [0f64; FEED];
+fn each<const N: usize, T: Copy + Default>(
+    bytes: &[u8],
+    conv: impl Fn([u8; N]) -> T,
+    f: &mut dyn FnMut(&[T]),
+) {
+    let mut buf = [T::default(); FEED];
     for chunk in bytes.chunks(FEED * N) {
         let mut k = 0;
         for (out, b) in buf.iter_mut().zip(chunk.chunks_exact(N)) {
@@ -25,6 +29,13 @@ fn each<const N: usize>(bytes: &[u8], conv: impl Fn([u8; N]) -> f64, f: &mut dyn
         }
         f(&buf[..k]);
     }
+}
+
+/// A run of decoded values: f32 as stored, everything else widened to f64.
+#[derive(Debug, Clone, Copy)]
+pub enum Floats<'a> {
+    F32(&'a [f32]),
+    F64(&'a [f64]),
 }
 
 /// Append every whole element of `bytes`, converted by `conv`, to `out`.
@@ -78,6 +89,17 @@ impl Elem {
             DType::U16 => by_order!(big, u16, each, bytes, f64::from, f),
             DType::U32 => by_order!(big, u32, each, bytes, f64::from, f),
             DType::U64 => by_order!(big, u64, each, bytes, |x| x as f64, f),
+        }
+    }
+
+    /// Hand every element of `bytes` to `f` in chunks: f32 values as f32 (so the statistics
+    /// can take them four to a vector, without widening them first), the rest as f64.
+    pub fn feed_floats(self, bytes: &[u8], f: &mut dyn FnMut(Floats<'_>)) {
+        match self.dtype {
+            DType::F32 => by_order!(self.big_endian, f32, each, bytes, |x| x, &mut |c| f(
+                Floats::F32(c)
+            )),
+            _ => self.feed_f64(bytes, &mut |c| f(Floats::F64(c))),
         }
     }
 

@@ -1,6 +1,6 @@
 //! `TensorFile`: the front door. Sniffs the format, lists entries, reads one as a `TypedTensor`, or streams its statistics.
 
-use super::elem::Elem;
+use super::elem::{Elem, Floats};
 use super::error::{Problem, TensorError};
 use super::npy::{self, NpyHeader};
 use super::safetensors;
@@ -205,7 +205,10 @@ impl<S: Source> TensorFile<S> {
             &plan.extent,
             plan.elem.size(),
             &mut |chunk| {
-                plan.elem.feed_f64(chunk, &mut |c| moments.push_f64(c));
+                plan.elem.feed_floats(chunk, &mut |c| match c {
+                    Floats::F32(v) => moments.push_slice(v),
+                    Floats::F64(v) => moments.push_slice(v),
+                });
                 Ok(())
             },
         )

@@ -1,5 +1,6 @@
 //! Tensors and the files they come in: the typed tensor every source hands out, and readers for NPY, NPZ, PyTorch and safetensors files.
 
+pub mod crc;
 pub mod elem;
 pub mod error;
 pub mod file;

@@ -1,5 +1,6 @@
 //! Where an entry's bytes live (a plain range, a stored or deflated zip member) and streaming them out in chunks.
 
+use super::crc::Crc;
 use super::error::Problem;
 use std::io::{self, Cursor, Read, Seek, SeekFrom};
 
@@ -72,7 +73,7 @@ pub fn fill(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
 /// A reader that hashes and counts what passes through it.
 struct Checked<R> {
     inner: R,
-    crc: crc32fast::Hasher,
+    crc: Crc,
     seen: u64,
 }
 
@@ -151,7 +152,7 @@ pub fn stream<S: Source>(
     };
     let mut r = Checked {
         inner,
-        crc: crc32fast::Hasher::new(),
+        crc: Crc::new(),
         seen: 0,
     };
     io::copy(&mut Read::take(&mut r, extent.skip), &mut io::sink())?;
@@ -215,7 +216,7 @@ fn stored_in_place(
     let (skip, len) = (extent.skip as usize, extent.len as usize);
     let (head, rest) = member.split_at(skip.min(member.len()));
     let (data, tail) = rest.split_at(len.min(rest.len()));
-    let mut hasher = crc32fast::Hasher::new();
+    let mut hasher = Crc::new();
     hasher.update(head);
     for chunk in data.chunks(CHUNK_BYTES) {
         hasher.update(chunk);

@@ -85,8 +85,47 @@ pub fn generate_js(
     to_js(&out)
 }
 
+/// The values of a tensor handed in from JS, left in JS memory until a spec needs them.
+enum JsValues {
+    F32(js_sys::Float32Array),
+    F64(js_sys::Float64Array),
+    I32(js_sys::Int32Array),
+    U8(js_sys::Uint8Array),
+    /// A plain array, converted when it was handed in.
+    Plain(Vec<f64>),
+}
+
+impl JsValues {
+    fn len(&self) -> usize {
+        match self {
+            JsValues::F32(a) => a.length() as usize,
+            JsValues::F64(a) => a.length() as usize,
+            JsValues::I32(a) => a.length() as usize,
+            JsValues::U8(a) => a.length() as usize,
+            JsValues::Plain(v) => v.len(),
+        }
+    }
+
+    /// The values copied into wasm memory, in their own type (one copy, no conversion).
+    fn copy(&self) -> crate::TensorData {
+        match self {
+            JsValues::F32(a) => crate::TensorData::F32(a.to_vec()),
+            JsValues::F64(a) => crate::TensorData::F64(a.to_vec()),
+            JsValues::I32(a) => crate::TensorData::I32(a.to_vec()),
+            JsValues::U8(a) => crate::TensorData::U8(a.to_vec()),
+            JsValues::Plain(v) => crate::TensorData::F64(v.clone()),
+        }
+    }
+}
+
+/// A tensor handed in from JS: its shape, checked against the values' length when handed in.
+struct JsTensor {
+    shape: Vec<usize>,
+    values: JsValues,
+}
+
 /// A tensor handed in from JS: `{key, shape, values}` with values a typed array or array.
-fn tensor_from_js(item: &JsValue) -> Result<(String, crate::TypedTensor), JsError> {
+fn tensor_from_js(item: &JsValue) -> Result<(String, JsTensor), JsError> {
     let get = |name: &str| {
         js_sys::Reflect::get(item, &JsValue::from_str(name))
             .map_err(|_| JsError::new("tensor is not an object"))
@@ -94,29 +133,61 @@ fn tensor_from_js(item: &JsValue) -> Result<(String, crate::TypedTensor), JsErro
     let key: String = from_js("tensor key", get("key")?)?;
     let shape: Vec<usize> = from_js(&format!("shape of {key}"), get("shape")?)?;
     let values = get("values")?;
-    let data = if let Some(a) = values.dyn_ref::<js_sys::Float32Array>() {
-        crate::TensorData::F32(a.to_vec())
+    let values = if let Some(a) = values.dyn_ref::<js_sys::Float32Array>() {
+        JsValues::F32(a.clone())
     } else if let Some(a) = values.dyn_ref::<js_sys::Float64Array>() {
-        crate::TensorData::F64(a.to_vec())
+        JsValues::F64(a.clone())
     } else if let Some(a) = values.dyn_ref::<js_sys::Int32Array>() {
-        crate::TensorData::I32(a.to_vec())
+        JsValues::I32(a.clone())
     } else if let Some(a) = values.dyn_ref::<js_sys::Uint8Array>() {
-        crate::TensorData::U8(a.to_vec())
+        JsValues::U8(a.clone())
     } else {
-        crate::TensorData::F64(from_js(&format!("values of {key}"), values)?)
+        JsValues::Plain(from_js(&format!("values of {key}"), values)?)
     };
-    let provenance = crate::tensor::Provenance {
-        file: "<js>".into(),
-        key: key.clone(),
-        dtype: data.dtype().name().into(),
-    };
-    let len = data.len();
-    let tensor = crate::TypedTensor::new(data, shape.clone(), provenance).ok_or_else(|| {
-        JsError::new(&format!(
+    let len = values.len();
+    let fills = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d)) == Some(len);
+    if !fills {
+        return Err(JsError::new(&format!(
             "tensor {key:?}: {len} values do not fill shape {shape:?}"
-        ))
-    })?;
-    Ok((key, tensor))
+        )));
+    }
+    Ok((key, JsTensor { shape, values }))
+}
+
+/// Tensors handed in from JS, as a source: each is copied into wasm memory only when a spec
+/// reads it, and dropped after its pass, so unselected tensors are never copied and at most
+/// one is held at a time. Keys in sorted order, a later tensor replacing an earlier one of
+/// the same key (as [`crate::HookSource`]).
+struct JsTensors(std::collections::BTreeMap<String, JsTensor>);
+
+impl crate::TensorSource for JsTensors {
+    fn list(&self) -> Result<Vec<String>, crate::source::SourceError> {
+        Ok(self.0.keys().cloned().collect())
+    }
+
+    fn read(
+        &self,
+        key: &str,
+    ) -> Result<std::borrow::Cow<'_, crate::TypedTensor>, crate::source::SourceError> {
+        let t = self
+            .0
+            .get(key)
+            .ok_or_else(|| crate::source::SourceError::NotFound { key: key.into() })?;
+        let data = t.values.copy();
+        let provenance = crate::tensor::Provenance {
+            file: "<js>".into(),
+            key: key.into(),
+            dtype: data.dtype().name().into(),
+        };
+        let len = data.len();
+        crate::TypedTensor::new(data, t.shape.clone(), provenance)
+            .map(std::borrow::Cow::Owned)
+            .ok_or_else(|| crate::source::SourceError::BadTensor {
+                key: key.into(),
+                len,
+                shape: t.shape.clone(),
+            })
+    }
 }
 
 /// What `observeTensors` returns.
@@ -131,7 +202,8 @@ struct ObservedJs {
 /// Observe specs over tensors handed in: `observeTensors(tensors, specs, step?)` with
 /// `tensors = [{key: "param.fc1.weight", shape: [2, 3], values: Float32Array}]`; returns
 /// `{step, values: {id: value}, skipped, failed}`. Every key is read once, every reduction
-/// over one tensor runs in one pass, as natively.
+/// over one tensor runs in one pass, as natively; a tensor's values are copied into wasm
+/// memory only if a spec selects it, one tensor at a time.
 #[wasm_bindgen(js_name = observeTensors)]
 pub fn observe_tensors(
     tensors: JsValue,
@@ -141,10 +213,10 @@ pub fn observe_tensors(
     let items = tensors
         .dyn_ref::<js_sys::Array>()
         .ok_or_else(|| JsError::new("tensors must be an array of {key, shape, values}"))?;
-    let mut source = crate::HookSource::new();
+    let mut source = JsTensors(Default::default());
     for item in items.iter() {
         let (key, tensor) = tensor_from_js(&item)?;
-        source.put(&key, tensor);
+        source.0.insert(key, tensor);
     }
     observe_source(&source, specs, step)
 }
