@@ -10,3 +10,5 @@ for b in tensor reductions store readback; do
   printf '\n==> bench %s\n' "$b"
   "scripts/bench-$b.sh"
 done
+printf '\n==> bench page\n'
+node scripts/bench-page.mjs

@@ -100,7 +100,7 @@ fn serves_the_page_the_package_and_the_store_with_ranges() {
     let (status, headers, _) = get(&server, &req("GET", "/", ""));
     assert!(status.contains("302"), "{status}");
     assert!(
-        headers.contains("Location: /www/index.html?store=/store/"),
+        headers.contains("Location: /www/index.html?store=/store/&live=1"),
         "{headers}"
     );
     let (status, headers, body) = get(&server, &req("GET", "/www/index.html", ""));

@@ -71,6 +71,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     let s = store.display();
     println!("Look further:");
     println!("  somatize serve {s}                               the page: every run, its figures and verdict, in a browser");
+    println!("  somatize report {s} --run vanishing -o vanishing.html   one HTML file of a run: opens offline, or in Jupyter");
     println!("  somatize diagnose {s} --run vanishing            the verdict, with advice");
     println!("  somatize diagnose {s} --run vanishing --json     the same, with the thresholds it was taken at");
     println!("  somatize seen {s} --run vanishing                the numbers the verdict reads");

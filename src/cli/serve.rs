@@ -27,7 +27,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         "serving {} on http://{addr}/ (127.0.0.1 only; Ctrl-C stops)",
         site.store.display()
     );
-    println!("open http://{addr}/www/index.html?store=/store/");
+    println!("open http://{addr}/www/index.html?store=/store/&live=1");
     use std::io::Write;
     let _ = std::io::stdout().flush();
     serve(site, listener);

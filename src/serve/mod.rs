@@ -130,7 +130,7 @@ fn answer(site: &Site, req: &Request, out: &mut TcpStream) -> io::Result<()> {
         );
     }
     if req.path == "/" {
-        let to = "/www/index.html?store=/store/".to_string();
+        let to = "/www/index.html?store=/store/&live=1".to_string();
         return http::text(
             out,
             "302 Found",
