@@ -91,7 +91,14 @@ fn read_into(
         let view = unsafe { js_sys::Uint8Array::view_mut_raw(room.as_mut_ptr(), room.len()) };
         let answer = fill(start as u64, &view);
         drop(view);
-        let wrote = js_len(answer?, path)?.min(want as u64) as usize;
+        let answer = answer?;
+        let wrote = match answer.as_f64() {
+            Some(n) if n >= 0.0 && n.fract() == 0.0 => (n as u64).min(want as u64) as usize,
+            _ => {
+                let message = format!("the source answered {answer:?}, not a number of bytes");
+                return Err(js_io(path, "read", message));
+            }
+        };
         out.truncate(start + wrote);
         if wrote < want {
             break;
