@@ -276,3 +276,29 @@ pub(super) fn answer_to_js<T: Serialize>(
     set("skipped", &to_js(&answer.skipped)?)?;
     Ok(out.into())
 }
+
+/// A curve's `{rows: [[forward, value]], skipped}` as a plain JS value, the same value `to_js`
+/// gives (a non-finite value as its text, as the core writes it), built pair by pair: a pair
+/// of numbers costs a few calls into JS, far less than writing and parsing it as JSON text.
+pub(super) fn curve_to_js(
+    answer: &crate::readback::Answer<Vec<crate::readback::Point>>,
+) -> Result<JsValue, JsError> {
+    let rows = js_sys::Array::new_with_length(u32::try_from(answer.rows.len()).map_err(js_err)?);
+    for (i, p) in (0u32..).zip(&answer.rows) {
+        let value = match p.value {
+            v if v.is_finite() => JsValue::from_f64(v),
+            v => to_js(&crate::store::Num(v))?,
+        };
+        let forward = JsValue::from_f64(p.forward as f64);
+        rows.set(i, js_sys::Array::of2(&forward, &value).into());
+    }
+    let out = js_sys::Object::new();
+    let set = |key: &str, value: &JsValue| {
+        js_sys::Reflect::set(&out, &JsValue::from_str(key), value)
+            .map(|_| ())
+            .map_err(|e| js_err(format!("{e:?}")))
+    };
+    set("rows", &rows)?;
+    set("skipped", &to_js(&answer.skipped)?)?;
+    Ok(out.into())
+}
