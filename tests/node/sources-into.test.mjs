@@ -19,7 +19,7 @@ function writeStore(n) {
   const lines = [];
   for (let f = 0; f < n; f++) {
     const broke = f % 97 === 0;
-    lines.push(`{"forward":${f},"written_us":${1764500000000000 + f * 1000},"took_us":${900 + (f % 7)},"broke":${broke}${broke ? ',"error":"nan loss"' : ""},"fields":{"loss.value":${1 / (f + 1)},"acc.text":"é${f}"}}`);
+    lines.push(`{"forward":${f},"written_us":${1764500000000000 + f * 1000},"took_us":${900 + (f % 7)},"broke":${broke}${broke ? ',"error":"nan loss"' : ""},"fields":{"loss.value":${broke ? '"NaN"' : 1 / (f + 1)},"acc.text":"é${f}"}}`);
   }
   writeFileSync(join(w, "index.jsonl"), lines.join("\n") + "\n");
   return join(dir, "store");
@@ -61,6 +61,18 @@ test("a snapshot read into wasm memory answers as one read through readAt", asyn
   const bytes = new Uint8Array(readFileSync(zip));
   const want = await answers(await openStore({ size: bytes.length, readAt: (o, n) => bytes.subarray(o, o + n) }));
   deepStrictEqual(got, want);
+});
+
+test("a curve with non-finite values crosses to JS as the CLI prints it (NaN as text)", async () => {
+  const path = writeStore(300);
+  execFileSync("cargo", ["build", "--quiet", "--bin", "somatize"], { cwd: root, stdio: "inherit" });
+  const cliRows = JSON.parse(execFileSync(cli, ["curve", path, "--run", "r", "--json"], { encoding: "utf8" }));
+  const store = await openStore(path);
+  const { rows } = await store.curve({ run: "r" });
+  await store.close();
+  deepStrictEqual(rows, cliRows.rows ?? cliRows);
+  deepStrictEqual(rows[0], [0, "NaN"]);
+  deepStrictEqual(rows[1], [1, 0.5]);
 });
 
 test("a readRangeInto that answers no number, or throws, is an error naming the file", async () => {
