@@ -10,6 +10,8 @@ mod store;
 mod tensor;
 mod verdict;
 
+pub use store::StoreHandle;
+
 use crate::{stats, ObservableSpec, SpecError};
 use serde::{de::DeserializeOwned, Serialize};
 use wasm_bindgen::prelude::*;
