@@ -138,12 +138,17 @@ export interface FilesSource {
   list?(dir: string): string[] | null;
   read(path: string): Uint8Array | null;
   readRange(path: string, offset: number, len: number): Uint8Array | null;
+  /** Optional: read from `offset` straight into `target` (a view of wasm memory, valid only
+   * during the call); the bytes written, fewer than `target.length` at the end of the file. */
+  readRangeInto?(path: string, offset: number, target: Uint8Array): number | null;
   size(path: string): number | null;
 }
 /** A snapshot zip read by ranges. */
 export interface SnapshotSource {
   size: number;
   readAt(offset: number, len: number): Uint8Array;
+  /** Optional: as readRangeInto, for the snapshot's bytes. */
+  readAtInto?(offset: number, target: Uint8Array): number;
 }
 /** What openStore takes. Node: a folder or snapshot path, a file: URL, an http(s) URL (as in
  * the browser), snapshot bytes, a source object. Browser: an http(s) URL (plain files, or a snapshot ending in .zip), a

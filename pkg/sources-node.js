@@ -20,6 +20,18 @@ function readAt(fd, offset, len) {
   return buf.subarray(0, got);
 }
 
+/** Read from `offset` of an open file into `target` (a view of wasm memory the core hands in)
+ * until it is full or the file ends; the bytes written. No buffer is allocated or copied. */
+function readInto(fd, offset, target) {
+  let got = 0;
+  while (got < target.length) {
+    const r = readSync(fd, target, got, target.length - got, offset + got);
+    if (r === 0) break;
+    got += r;
+  }
+  return got;
+}
+
 /** A store folder on disk as a plain-files source (paths are checked by the core before they get here). */
 export function folderSource(root) {
   const counts = { reads: 0, bytes: 0 };
@@ -50,6 +62,18 @@ export function folderSource(root) {
           closeSync(fd);
         }
       }),
+    readRangeInto: (path, offset, target) =>
+      orNull(() => {
+        const fd = openSync(full(path), "r");
+        try {
+          const n = readInto(fd, offset, target);
+          counts.reads += 1;
+          counts.bytes += n;
+          return n;
+        } finally {
+          closeSync(fd);
+        }
+      }),
     size: (path) => orNull(() => statSync(full(path)).size),
     close() {},
   };
@@ -69,6 +93,13 @@ export function snapshotFile(path) {
       counts.reads += 1;
       counts.bytes += bytes.length;
       return bytes;
+    },
+    readAtInto(offset, target) {
+      if (!open) throw new Error(`${path}: the store is closed`);
+      const n = readInto(fd, offset, target);
+      counts.reads += 1;
+      counts.bytes += n;
+      return n;
     },
     close() {
       if (open) closeSync(fd);

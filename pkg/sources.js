@@ -3,13 +3,26 @@
 //
 // A plain-files source is {list?(dir), read(path), readRange(path, offset, len), size(path)},
 // returning null for what does not exist; a snapshot source is {size, readAt(offset, len)}.
-// Each keeps counts {reads, bytes} of what it read.
+// Each keeps counts {reads, bytes} of what it read. Each also has readRangeInto/readAtInto, which
+// the core prefers: the bytes are copied into wasm memory and their buffer is let go at once.
 
 const counted = (counts, bytes) => {
   counts.reads += 1;
   counts.bytes += bytes.length;
   return bytes;
 };
+
+/** Copy `bytes` into `target` (a view of wasm memory) and detach their buffer, which this module
+ * alone holds (a response or a read of a Blob): it is freed now instead of at the worker's next
+ * garbage collection, so a scan's reads do not pile up in memory. The number of bytes copied. */
+function into(counts, target, bytes) {
+  const n = Math.min(bytes.length, target.length);
+  target.set(bytes.subarray(0, n));
+  bytes.buffer.transfer?.(0);
+  counts.reads += 1;
+  counts.bytes += n;
+  return n;
+}
 
 /** Read a slice of a Blob synchronously (workers only). */
 function blobBytes(blob, start, end) {
@@ -53,6 +66,10 @@ export function filesSource(files) {
       const f = byPath.get(path);
       return f ? counted(counts, blobBytes(f, offset, offset + len)) : null;
     },
+    readRangeInto(path, offset, target) {
+      const f = byPath.get(path);
+      return f ? into(counts, target, blobBytes(f, offset, offset + target.length)) : null;
+    },
     size: (path) => (byPath.has(path) ? byPath.get(path).size : null),
   };
 }
@@ -64,15 +81,22 @@ export function blobSnapshot(blob) {
     counts,
     size: blob.size,
     readAt: (offset, len) => counted(counts, blobBytes(blob, offset, offset + len)),
+    readAtInto: (offset, target) => into(counts, target, blobBytes(blob, offset, offset + target.length)),
   };
 }
 
+/** The one XMLHttpRequest of this worker, opened again for each request: opening it lets the
+ * previous response go, where a new object per request would keep every response's bytes in
+ * the browser until the next garbage collection (a scan makes one request per MiB). */
+let xhr = null;
+
 /** A synchronous request by XMLHttpRequest (workers): `range` is [first, last] bytes. Answers
- * {status, header(name), body: ArrayBuffer}. Node's equivalent is in sources-node.js. */
+ * {status, header(name), body: ArrayBuffer}, read off the request before the next one is made.
+ * Node's equivalent is in sources-node.js. */
 export function xhrRequest(method, url, range) {
-  const r = new XMLHttpRequest();
+  const r = (xhr ??= new XMLHttpRequest());
   r.open(method, url, false);
-  if (method === "GET") r.responseType = "arraybuffer";
+  r.responseType = method === "GET" ? "arraybuffer" : "";
   if (range) r.setRequestHeader("Range", `bytes=${range[0]}-${range[1]}`);
   // A store may be growing: revalidate rather than read a cached copy. Only on the worker's own
   // origin, where the header needs no CORS preflight.
@@ -83,7 +107,13 @@ export function xhrRequest(method, url, range) {
     throw new Error(`${url}: the request failed (${e.message})`);
   }
   if (r.status === 0) throw new Error(`${url}: the request failed (network error or blocked)`);
-  return { status: r.status, header: (name) => r.getResponseHeader(name), body: r.response ?? new ArrayBuffer(0) };
+  const headers = new Map();
+  for (const line of r.getAllResponseHeaders().split("\r\n")) {
+    const colon = line.indexOf(":");
+    if (colon > 0) headers.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
+  }
+  const body = method === "GET" ? (r.response ?? new ArrayBuffer(0)) : new ArrayBuffer(0);
+  return { status: r.status, header: (name) => headers.get(name.toLowerCase()) ?? null, body };
 }
 
 /** The length of `url`, or null when it does not exist. */
@@ -131,6 +161,10 @@ export function httpSource(base, request = xhrRequest) {
       const b = httpRange(url(path), offset, len, request);
       return b && counted(counts, b);
     },
+    readRangeInto(path, offset, target) {
+      const b = httpRange(url(path), offset, target.length, request);
+      return b && into(counts, target, b);
+    },
     size: (path) => httpSize(url(path), request),
   };
 }
@@ -147,6 +181,11 @@ export function httpSnapshot(href, request = xhrRequest) {
       const b = httpRange(href, offset, len, request);
       if (b === null) throw new Error(`${href}: not found`);
       return counted(counts, b);
+    },
+    readAtInto(offset, target) {
+      const b = httpRange(href, offset, target.length, request);
+      if (b === null) throw new Error(`${href}: not found`);
+      return into(counts, target, b);
     },
   };
 }
@@ -213,6 +252,10 @@ export function handleSource(rootHandle) {
     readRange(path, offset, len) {
       const f = file(path);
       return f && counted(counts, blobBytes(f, offset, offset + len));
+    },
+    readRangeInto(path, offset, target) {
+      const f = file(path);
+      return f && into(counts, target, blobBytes(f, offset, offset + target.length));
     },
     size: (path) => {
       const f = file(path);

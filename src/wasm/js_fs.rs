@@ -11,7 +11,7 @@ fn thrown_message(e: &JsValue) -> String {
 }
 
 /// A method of a JS object, if it has one by that name.
-fn js_method(obj: &JsValue, name: &str) -> Option<js_sys::Function> {
+pub(super) fn js_method(obj: &JsValue, name: &str) -> Option<js_sys::Function> {
     js_sys::Reflect::get(obj, &JsValue::from_str(name))
         .ok()
         .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
@@ -64,6 +64,49 @@ fn js_bytes(
     Ok(array.subarray(0, n).to_vec())
 }
 
+/// The most bytes one call of a source's `…Into` method is handed room for: a read longer than
+/// this (a large blob) takes several calls, so a length the index merely claims never becomes
+/// one allocation before the source has shown it has those bytes.
+const INTO_STEP: u64 = 8 << 20;
+
+/// Up to `len` bytes read by JS straight into wasm memory: `fill(at, view)` writes the bytes
+/// from `at` (relative to the read's start) into `view` and answers how many it wrote; fewer
+/// than the view holds means the end was reached. No copy is made on the way in.
+fn read_into(
+    len: u64,
+    path: &str,
+    mut fill: impl FnMut(u64, &js_sys::Uint8Array) -> crate::store::error::Result<JsValue>,
+) -> crate::store::error::Result<Vec<u8>> {
+    let mut out: Vec<u8> = Vec::new();
+    while (out.len() as u64) < len {
+        let start = out.len();
+        // Below INTO_STEP, so it fits a usize and a u32.
+        let want = (len - start as u64).min(INTO_STEP) as usize;
+        out.resize(start + want, 0);
+        let room = &mut out[start..];
+        // SAFETY: the view covers `room`, initialised bytes owned by `out`, and lives only for
+        // the call to `fill`: nothing in wasm runs during that call (no allocation can grow
+        // the memory and move or detach what the view covers), and `out` is not touched
+        // until the view is dropped.
+        let view = unsafe { js_sys::Uint8Array::view_mut_raw(room.as_mut_ptr(), room.len()) };
+        let answer = fill(start as u64, &view);
+        drop(view);
+        let answer = answer?;
+        let wrote = match answer.as_f64() {
+            Some(n) if n >= 0.0 && n.fract() == 0.0 => (n as u64).min(want as u64) as usize,
+            _ => {
+                let message = format!("the source answered {answer:?}, not a number of bytes");
+                return Err(js_io(path, "read", message));
+            }
+        };
+        out.truncate(start + wrote);
+        if wrote < want {
+            break;
+        }
+    }
+    Ok(out)
+}
+
 /// A length answered by JS: a whole number from 0 to 2^53.
 fn js_len(v: JsValue, path: &str) -> crate::store::error::Result<u64> {
     match v.as_f64() {
@@ -80,11 +123,15 @@ fn js_len(v: JsValue, path: &str) -> crate::store::error::Result<u64> {
 /// string[]`, `read(path) -> Uint8Array`, `readRange(path, offset, len) -> Uint8Array`,
 /// `size(path) -> number`; `null` means the file (or folder) does not exist, a throw is an
 /// error carrying its message. Without `list` the store's `listing.jsonl` is used (HTTP).
+/// With `readRangeInto(path, offset, target: Uint8Array) -> number | null` (bytes written
+/// into `target` from `offset`; fewer than it holds at the end of the file) ranges are read
+/// straight into wasm memory instead of through `readRange`.
 pub(super) struct JsFs {
     this: JsValue,
     pub(super) list: Option<js_sys::Function>,
     read: js_sys::Function,
     read_range: js_sys::Function,
+    read_range_into: Option<js_sys::Function>,
     size: js_sys::Function,
 }
 
@@ -101,6 +148,7 @@ impl JsFs {
             list: js_method(&this, "list"),
             read: need("read")?,
             read_range: need("readRange")?,
+            read_range_into: js_method(&this, "readRangeInto"),
             size: need("size")?,
             this,
         })
@@ -138,6 +186,14 @@ impl StoreFs for JsFs {
         offset: u64,
         len: u64,
     ) -> crate::store::error::Result<Vec<u8>> {
+        if let Some(into) = &self.read_range_into {
+            let name = JsValue::from_str(path);
+            return read_into(len, path, |at, view| {
+                let at = JsValue::from_f64(offset.saturating_add(at) as f64);
+                let args = [name.clone(), at, view.into()];
+                js_call(into, &self.this, &args, path, "read")
+            });
+        }
         let args = [
             JsValue::from_str(path),
             JsValue::from_f64(offset as f64),
@@ -159,12 +215,15 @@ impl StoreFs for JsFs {
     }
 }
 
-/// A snapshot's bytes through JS: `{size: number, readAt(offset, len) -> Uint8Array}`, or a
-/// `Uint8Array` holding the zip (read range by range in place, never copied whole).
+/// A snapshot's bytes through JS: `{size: number, readAt(offset, len) -> Uint8Array}` (and
+/// optionally `readAtInto(offset, target: Uint8Array) -> number`, reading straight into wasm
+/// memory as `readRangeInto` does for `JsFs`), or a `Uint8Array` holding the zip (read range
+/// by range in place, never copied whole).
 pub(super) enum JsRange {
     Reader {
         this: JsValue,
         read_at: js_sys::Function,
+        read_at_into: Option<js_sys::Function>,
         size: u64,
         name: String,
     },
@@ -183,6 +242,7 @@ impl JsRange {
             .map_err(|e| JsError::new(&thrown_message(&e)))?;
         let size = js_len(size, name).map_err(js_err)?;
         Ok(JsRange::Reader {
+            read_at_into: js_method(&source, "readAtInto"),
             this: source,
             read_at,
             size,
@@ -201,6 +261,15 @@ impl RangeSource for JsRange {
 
     fn read_at(&self, offset: u64, len: u64) -> crate::store::error::Result<Vec<u8>> {
         match self {
+            JsRange::Reader {
+                this,
+                read_at_into: Some(into),
+                name,
+                ..
+            } => read_into(len, name, |at, view| {
+                let at = JsValue::from_f64(offset.saturating_add(at) as f64);
+                js_call(into, this, &[at, view.into()], name, "read")
+            }),
             JsRange::Reader {
                 this,
                 read_at,

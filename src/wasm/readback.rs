@@ -1,7 +1,7 @@
 //! Reading a record back from JS: the seed's somatize.record and its figures over an open store.
 
 use super::health::health_figure;
-use super::store::call_opts;
+use super::store::{answer_to_js, call_opts, curve_to_js};
 use super::*;
 
 /// Options of the record functions: the run, and what each one takes.
@@ -38,8 +38,8 @@ pub(super) fn readback_call<F: StoreFs>(
     let o: RecordOpts = call_opts(name, options)?;
     match name {
         "runs" => to_js(&rb::runs(store).map_err(js_err)?),
-        "forwards" => to_js(&rb::forwards(store, o.run(name)?).map_err(js_err)?),
-        "curve" => to_js(&rb::curve(store, o.run(name)?, o.of()).map_err(js_err)?),
+        "forwards" => answer_to_js(&rb::forwards(store, o.run(name)?).map_err(js_err)?),
+        "curve" => curve_to_js(&rb::curve(store, o.run(name)?, o.of()).map_err(js_err)?),
         "curveCosts" => to_js(&rb::curve_costs(store, o.run(name)?, o.of()).map_err(js_err)?),
         "facts" => {
             let forward = o
