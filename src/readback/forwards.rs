@@ -48,6 +48,9 @@ pub fn forwards<F: StoreFs>(store: &Store<F>, run: &str) -> Result<Answer<Vec<Fo
     // Writer and field names repeat on every line: each is allocated once and shared.
     let mut names = Names::default();
     walk(store, run, &mut answer.skipped, &mut |l| {
+        let mut fields = Vec::with_capacity(1);
+        l.fields
+            .each(&mut |k, v| fields.push((names.get(k), v.into_owned())));
         rows.push(ForwardRow {
             forward: l.forward,
             writer: names.get(l.writer),
@@ -55,12 +58,7 @@ pub fn forwards<F: StoreFs>(store: &Store<F>, run: &str) -> Result<Answer<Vec<Fo
             took_us: l.took_us,
             broke: l.broke,
             error: l.error.map(str::to_string),
-            fields: l
-                .fields
-                .0
-                .iter()
-                .map(|(k, v)| (names.get(k), v.clone().into_owned()))
-                .collect(),
+            fields,
         })
     })?;
     Ok(answer)
