@@ -32,7 +32,19 @@ pub struct LineView<'a> {
 /// A line's summarised fields as checked JSON text — an object of scalar values whose names
 /// and text have no escapes — decoded on demand; empty when the line has none.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct RawFields<'a>(&'a [u8]);
+pub struct RawFields<'a> {
+    /// The object's text (`{…}`), empty when the line has none.
+    text: &'a [u8],
+    /// The first [`HELD`] fields' names and value texts, as the check found them.
+    held: [(&'a [u8], &'a [u8]); HELD],
+    /// How many of `held` are filled.
+    n_held: usize,
+    /// Where in `text` the fields after the held ones begin.
+    rest_at: usize,
+}
+
+/// How many fields a line's view holds found (more are found again in the text when asked).
+const HELD: usize = 4;
 
 /// Nesting deeper than this in an unknown key's value is left to serde (whose limit is 128).
 const MAX_DEPTH: u32 = 64;
@@ -101,14 +113,18 @@ impl<'a> RawFields<'a> {
     }
 
     /// Each field in the order written, decoded.
-    pub fn iter(&self) -> impl Iterator<Item = (&'a str, Field<'a>)> + 'a {
+    pub fn iter(&self) -> impl Iterator<Item = (&'a str, Field<'a>)> + '_ {
         self.pairs()
             .filter_map(|(k, v)| Some((std::str::from_utf8(k).ok()?, decode(v))))
     }
 
     /// Each field's name and value text, in order.
-    fn pairs(&self) -> Pairs<'a> {
-        Pairs { b: self.0, at: 0 }
+    fn pairs(&self) -> impl Iterator<Item = (&'a [u8], &'a [u8])> + '_ {
+        let rest = Pairs {
+            b: self.text,
+            at: self.rest_at,
+        };
+        self.held.iter().take(self.n_held).copied().chain(rest)
     }
 }
 
@@ -235,6 +251,13 @@ impl<'a> P<'a> {
     /// JSON whitespace other than `\n` (which ends the line).
     #[inline]
     fn ws(&mut self) {
+        if self.peek().is_some_and(|c| c > b' ') {
+            return;
+        }
+        self.ws_slow();
+    }
+
+    fn ws_slow(&mut self) {
         while let Some(&c) = self.b.get(self.at) {
             if c > b' ' || !(c == b' ' || c == b'\t' || c == b'\r') {
                 return;
@@ -246,17 +269,37 @@ impl<'a> P<'a> {
     /// `c`, after any whitespace.
     #[inline]
     fn eat(&mut self, c: u8) -> Option<()> {
-        self.ws();
+        if self.peek() != Some(c) {
+            self.ws();
+        }
         (self.peek()? == c).then(|| self.at += 1)
     }
 
     /// Whether `c` comes next (after any whitespace), taking it if so.
     #[inline]
     fn eat_if(&mut self, c: u8) -> bool {
-        self.ws();
+        if self.peek() != Some(c) {
+            self.ws();
+        }
         let hit = self.peek() == Some(c);
         self.at += usize::from(hit);
         hit
+    }
+
+    /// After a member or element: `,` (more follow: `Some(false)`) or `close` (`Some(true)`).
+    #[inline]
+    fn comma_or(&mut self, close: u8) -> Option<bool> {
+        let mut c = self.peek()?;
+        if c <= b' ' {
+            self.ws();
+            c = self.peek()?;
+        }
+        self.at += 1;
+        if c == b',' {
+            Some(false)
+        } else {
+            (c == close).then_some(true)
+        }
     }
 
     fn line(&mut self) -> Option<LineView<'a>> {
@@ -272,17 +315,76 @@ impl<'a> P<'a> {
             crc32: None,
         };
         let mut seen = Seen::default();
-        self.eat(b'{')?;
-        if !self.eat_if(b'}') {
-            loop {
-                self.member(&mut v, &mut seen)?;
-                if self.eat_if(b'}') {
-                    break;
-                }
-                self.eat(b',')?;
+        if self.next_is(b"{\"forward\":") {
+            self.in_order(&mut v, &mut seen)?;
+        } else {
+            self.eat(b'{')?;
+            if self.eat_if(b'}') {
+                return None; // no `forward`
             }
+            self.member(&mut v, &mut seen)?;
+        }
+        while !self.comma_or(b'}')? {
+            self.member(&mut v, &mut seen)?;
         }
         seen.required().then_some(v)
+    }
+
+    /// Whether `l` comes next, taking it if so.
+    #[inline]
+    fn next_is(&mut self, l: &[u8]) -> bool {
+        let hit = self.b.get(self.at..self.at + l.len()) == Some(l);
+        if hit {
+            self.at += l.len();
+        }
+        hit
+    }
+
+    /// The members in the order writers write them (after `{"forward":`), each read straight
+    /// after its expected name; where the next is not the expected one, the general loop
+    /// takes over (so other orders, whitespace and unknown keys still read).
+    fn in_order(&mut self, v: &mut LineView<'a>, seen: &mut Seen) -> Option<()> {
+        v.forward = self.uint()?;
+        seen.0 |= Key::Forward.bit();
+        if !self.next_is(b",\"written_us\":") {
+            return Some(());
+        }
+        v.written_us = self.int()?;
+        seen.0 |= Key::WrittenUs.bit();
+        if !self.next_is(b",\"took_us\":") {
+            return Some(());
+        }
+        v.took_us = self.uint()?;
+        seen.0 |= Key::TookUs.bit();
+        if !self.next_is(b",\"broke\":") {
+            return Some(());
+        }
+        v.broke = self.bool()?;
+        seen.0 |= Key::Broke.bit();
+        if self.next_is(b",\"error\":") {
+            v.error = Some(self.text()?);
+            seen.0 |= Key::Error.bit();
+        }
+        if self.next_is(b",\"fields\":") {
+            v.fields = self.fields()?;
+            seen.0 |= Key::Fields.bit();
+        }
+        if !self.next_is(b",\"blob\":") {
+            return Some(());
+        }
+        v.blob = Some(self.text()?);
+        seen.0 |= Key::Blob.bit();
+        if !self.next_is(b",\"len\":") {
+            return Some(());
+        }
+        v.len = Some(self.uint()?);
+        seen.0 |= Key::Len.bit();
+        if !self.next_is(b",\"crc32\":") {
+            return Some(());
+        }
+        v.crc32 = Some(u32::try_from(self.uint()?).ok()?);
+        seen.0 |= Key::Crc32.bit();
+        Some(())
     }
 
     /// One `"key":value` of the line's object.
@@ -493,26 +595,38 @@ impl<'a> P<'a> {
     /// The `fields` object: names and text without escapes, scalar values; kept as text.
     fn fields(&mut self) -> Option<RawFields<'a>> {
         let start = self.at;
+        let mut f = RawFields::default();
         self.eat(b'{')?;
         if !self.eat_if(b'}') {
             loop {
                 self.ws();
-                self.text()?;
+                let name = self.text()?;
                 self.eat(b':')?;
                 self.ws();
+                let v0 = self.at;
                 match self.peek()? {
                     b'"' => self.text().map(|_| ())?,
                     b't' | b'f' => self.bool().map(|_| ())?,
                     b'n' => self.literal(b"null")?,
                     _ => self.number()?,
                 }
-                if self.eat_if(b'}') {
+                if let Some(slot) = f.held.get_mut(f.n_held) {
+                    *slot = (name, self.b.get(v0..self.at)?);
+                    f.n_held += 1;
+                    f.rest_at = self.at - start;
+                }
+                if self.comma_or(b'}')? {
                     break;
                 }
-                self.eat(b',')?;
             }
         }
-        Some(RawFields(self.b.get(start..self.at)?))
+        f.text = self.b.get(start..self.at)?;
+        f.rest_at = if f.n_held < HELD {
+            f.text.len()
+        } else {
+            f.rest_at
+        };
+        Some(f)
     }
 
     /// Any JSON value (an unknown key's), checked and passed over.
@@ -545,10 +659,9 @@ impl<'a> P<'a> {
                 self.ws();
             }
             self.skip_value(depth + 1)?;
-            if self.eat_if(close) {
+            if self.comma_or(close)? {
                 return Some(());
             }
-            self.eat(b',')?;
         }
     }
 }
@@ -692,8 +805,13 @@ mod tests {
             (r#"{"forward":10,"written_us":1,"error":"nan in 損失","fields":{"損失.value":0.25,"tag":"ünïcödé 🎉"},"blob":"blobs/é.npz","note":"ℵ"}"#, BOTH),
             // Keys in another order, unknown keys with any value (the pack-file helper may add some).
             (r#"{"crc32":7,"len":3,"blob":"b","fields":{"loss.value":1},"error":"e","broke":true,"took_us":2,"written_us":5,"forward":11}"#, BOTH),
+            (r#"{"forward":3,"written_us":1700000000000000,"took_us":12,"broke":false,"fields":{"loss.value":0.5},"blob":"blobs/000000000003.npz","len":100,"crc32":4294967295,"pack":{"file":"p1.pack","at":[0,75191]}}"#, BOTH),
+            (r#"{"forward":3,"written_us":1,"took_us":12,"pack":"p1","broke":true,"fields":{"a":1},"blob":"b","len":1,"crc32":2}"#, BOTH),
+            (r#"{"forward":3,"written_us":1,"took_us":12,"broke":false,"blob":"b","fields":{"a":1},"len":1}"#, BOTH),
+            (r#"{"forward":3,"written_us":1,"took_us":12,"broke":false,"fields":{"a":1},"blob":"b","fields":{}}"#, NEITHER),
             (r#"{"forward":12,"pack":{"file":"p1.pack","offset":123,"list":[1,-2.5e3,{"a":null},[],{}],"ok":true},"written_us":5,"z":"","y":[false]}"#, BOTH),
             // Whitespace between tokens, before and after.
+            (r#"{"forward":13,"written_us":5,"fields":{"a":1, "b" :2,"c":"3","d":4 ,"e":5,"f" : "six","g":null}}"#, BOTH),
             (" {\t\"forward\" : 13 ,\r\"written_us\":5 , \"fields\" : { \"a\" : 1 , \"b\" : \"x\" } } \t", BOTH),
             (r#"{"forward":13,"written_us":5}x"#, NEITHER),
             (r#"{"forward":13,"written_us":5"#, NEITHER),
