@@ -44,7 +44,7 @@ pub struct RawFields<'a> {
 }
 
 /// How many fields a line's view holds found (more are found again in the text when asked).
-const HELD: usize = 4;
+const HELD: usize = 2;
 
 /// Nesting deeper than this in an unknown key's value is left to serde (whose limit is 128).
 const MAX_DEPTH: u32 = 64;
