@@ -302,9 +302,13 @@ mod tests {
     }
     use crate::store::RangeSource;
 
+    /// A line as a walk gave it: its number, and its forward and whether the fast path took
+    /// it, or why it was not read.
+    type Walked = (u64, std::result::Result<(u64, bool), String>);
+
     /// What a walk over `text` gives, line by line: the forward and the fast path's say, or
     /// why the line was not read.
-    fn walked(text: &[u8], chunk: u64) -> Vec<(u64, std::result::Result<(u64, bool), String>)> {
+    fn walked(text: &[u8], chunk: u64) -> Vec<Walked> {
         let mut got = Vec::new();
         each_parsed(&Mem(text.to_vec()), "i", chunk, &mut |n, l| {
             got.push((
@@ -338,7 +342,7 @@ mod tests {
             br#"{"forward":8,"written_us":5}"#,
         ]
         .concat();
-        let want: Vec<(u64, std::result::Result<(u64, bool), String>)> = vec![
+        let want: Vec<Walked> = vec![
             (1, Ok((1, true))),
             (2, Err("empty line".into())),
             (3, Err("expected ident at line 1 column 2".into())),
