@@ -7,7 +7,7 @@
 //! `blob`, field names and text), a nested value in `fields`, a repeated known key, a number
 //! out of range or written against the grammar, a missing `forward` or `written_us`, a
 //! `null` where a value is expected. So whatever the fast path accepts, serde would read the
-//! same (tests/fastline.rs and the tests below pit the two against each other).
+//! same (the tests below pit the two against each other).
 
 use super::fact::{Field, Fields, Text};
 use super::index::IndexLine;
