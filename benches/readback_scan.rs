@@ -3,8 +3,11 @@
 //!
 //! The index lines are generated directly in the documented format (docs/store-format.md) to
 //! save time; the last 100 forwards have real blobs written by the store's own blob writer.
-//! Prints medians of 5 runs (3 for Python) and the ratios. `BENCH_DIR` picks the folder,
-//! `BENCH_LINES` the run's length.
+//! Runs `BENCH_ROUNDS` (default 5, at least 5) rounds, each timing Python once and then every
+//! read once, so a change in the machine's load falls on both sides alike; prints medians of
+//! wall-clock and CPU time, each read's ratio to Python, and the peak heap each read
+//! allocated (a counting allocator). `BENCH_DIR` picks the folder, `BENCH_LINES` the run's
+//! length.
 
 use somatize::readback;
 use somatize::store::blob::{self, ForwardMeta};
@@ -12,7 +15,45 @@ use somatize::store::{DirFs, Fact, ForwardRecord, Store};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
+
+/// The system allocator, counting bytes live and the most live since the last [`peak_from`].
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl std::alloc::GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: std::alloc::Layout) -> *mut u8 {
+        let live = LIVE.fetch_add(l.size(), Ordering::Relaxed) + l.size();
+        PEAK.fetch_max(live, Ordering::Relaxed);
+        std::alloc::System.alloc(l)
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: std::alloc::Layout) {
+        LIVE.fetch_sub(l.size(), Ordering::Relaxed);
+        std::alloc::System.dealloc(p, l)
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: std::alloc::Layout, new: usize) -> *mut u8 {
+        if new > l.size() {
+            let live = LIVE.fetch_add(new - l.size(), Ordering::Relaxed) + new - l.size();
+            PEAK.fetch_max(live, Ordering::Relaxed);
+        } else {
+            LIVE.fetch_sub(l.size() - new, Ordering::Relaxed);
+        }
+        std::alloc::System.realloc(p, l, new)
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+/// Start counting a peak from what is live now; returns that baseline.
+fn peak_from() -> usize {
+    let live = LIVE.load(Ordering::Relaxed);
+    PEAK.store(live, Ordering::Relaxed);
+    live
+}
 
 const BLOBS: u64 = 100;
 
@@ -29,16 +70,29 @@ fn cpu() -> f64 {
         .map_or(f64::NAN, |ns| ns / 1e9)
 }
 
-/// Medians of wall-clock and CPU seconds over `runs` calls of `f`.
-fn time(runs: usize, mut f: impl FnMut()) -> (f64, f64) {
-    let (mut wall, mut busy) = (Vec::new(), Vec::new());
-    for _ in 0..runs {
+/// One read's timings over the rounds: wall-clock and CPU seconds, and peak heap bytes.
+#[derive(Default)]
+struct Timings {
+    wall: Vec<f64>,
+    cpu: Vec<f64>,
+    peak: Vec<usize>,
+}
+
+impl Timings {
+    /// Time one call of `f`, and the most heap it held beyond what was live before.
+    fn once(&mut self, f: impl FnOnce()) {
+        let base = peak_from();
         let (t, c) = (Instant::now(), cpu());
         f();
-        wall.push(t.elapsed().as_secs_f64());
-        busy.push(cpu() - c);
+        self.wall.push(t.elapsed().as_secs_f64());
+        self.cpu.push(cpu() - c);
+        self.peak
+            .push(PEAK.load(Ordering::Relaxed).saturating_sub(base));
     }
-    (median(wall), median(busy))
+
+    fn medians(&self) -> (f64, f64) {
+        (median(self.wall.clone()), median(self.cpu.clone()))
+    }
 }
 
 /// A forward's facts: three nodes, one of them on another machine, and the loss.
@@ -109,10 +163,10 @@ fn write_run(root: &Path, lines: u64) -> PathBuf {
     index
 }
 
-/// Python's json.loads over every line: medians of 3 of wall-clock and CPU seconds (None
-/// without python3).
+/// Python's json.loads over every line, once: wall-clock and CPU seconds (None without
+/// python3).
 fn python(index: &Path) -> Option<(f64, f64)> {
-    let code = "import json,sys,time\nts=[];cs=[]\nfor _ in range(3):\n    t=time.perf_counter();c=time.thread_time()\n    s=0.0\n    for l in open(sys.argv[1]):\n        s+=json.loads(l)['fields']['loss.value']\n    ts.append(time.perf_counter()-t);cs.append(time.thread_time()-c)\nprint(sorted(ts)[1], sorted(cs)[1])";
+    let code = "import json,sys,time\nt=time.perf_counter();c=time.thread_time()\ns=0.0\nfor l in open(sys.argv[1]):\n    s+=json.loads(l)['fields']['loss.value']\nprint(time.perf_counter()-t, time.thread_time()-c)";
     let out = Command::new("python3")
         .arg("-c")
         .arg(code)
@@ -146,42 +200,69 @@ fn main() {
         t.elapsed().as_secs_f64(),
         base.display()
     );
+    let rounds: usize = std::env::var("BENCH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5)
+        .max(5);
     let store = Store::open(DirFs::new(&base)).unwrap();
-    let runs = time(5, || {
-        let a = readback::runs(&store).unwrap();
-        assert_eq!(a.rows[0].forwards, lines);
-    });
-    let forwards = time(5, || {
-        let a = readback::forwards(&store, "big").unwrap();
-        assert_eq!(a.rows.len() as u64, lines);
-    });
-    let curve = time(5, || {
-        let a = readback::curve(&store, "big", "loss.value").unwrap();
-        assert_eq!(a.rows.len() as u64, lines);
-    });
-    let nodes = time(5, || {
-        let a = readback::nodes(&store, "big", Some(BLOBS as usize)).unwrap();
-        assert!(a.skipped.is_empty(), "{:?}", a.skipped);
-        assert_eq!(a.rows[0].ran, BLOBS);
-    });
-    let py = python(&index);
-    println!("| read | wall median (s) | CPU median (s) | vs python, wall | vs python, CPU |");
-    println!("|---|---|---|---|---|");
-    for (name, (wall, busy)) in [
-        ("runs", runs),
-        ("forwards", forwards),
-        ("curve loss.value (scan)", curve),
-        ("nodes(last=100)", nodes),
-    ] {
+    let names = [
+        "runs",
+        "forwards",
+        "curve loss.value (scan)",
+        "nodes(last=100)",
+    ];
+    let mut reads: Vec<Timings> = names.iter().map(|_| Timings::default()).collect();
+    let (mut py_wall, mut py_cpu) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        if let Some((w, c)) = python(&index) {
+            py_wall.push(w);
+            py_cpu.push(c);
+        }
+        reads[0].once(|| {
+            let a = readback::runs(&store).unwrap();
+            assert_eq!(a.rows[0].forwards, lines);
+        });
+        reads[1].once(|| {
+            let a = readback::forwards(&store, "big").unwrap();
+            assert_eq!(a.rows.len() as u64, lines);
+        });
+        reads[2].once(|| {
+            let a = readback::curve(&store, "big", "loss.value").unwrap();
+            assert_eq!(a.rows.len() as u64, lines);
+        });
+        reads[3].once(|| {
+            let a = readback::nodes(&store, "big", Some(BLOBS as usize)).unwrap();
+            assert!(a.skipped.is_empty(), "{:?}", a.skipped);
+            assert_eq!(a.rows[0].ran, BLOBS);
+        });
+    }
+    let py = (py_wall.len() == rounds).then(|| (median(py_wall), median(py_cpu.clone())));
+    println!("{rounds} rounds, medians; peak heap is the most a read held at once beyond what was live before it");
+    println!(
+        "| read | wall median (s) | CPU median (s) | vs python, wall | vs python, CPU | CPU ratio per round (min–max) | peak heap (MB) |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    for (name, t) in names.iter().zip(&reads) {
+        let (wall, busy) = t.medians();
         let ratio = |p: f64, ours: f64| format!("{:.1}x faster", p / ours);
         let (rw, rc) = py.map_or(("n/a".into(), "n/a".into()), |(pw, pc)| {
             (ratio(pw, wall), ratio(pc, busy))
         });
-        println!("| {name} | {wall:.4} | {busy:.4} | {rw} | {rc} |");
+        let per_round: Vec<f64> = py_cpu.iter().zip(&t.cpu).map(|(p, o)| p / o).collect();
+        let range = match (
+            per_round.iter().copied().reduce(f64::min),
+            per_round.iter().copied().reduce(f64::max),
+        ) {
+            (Some(lo), Some(hi)) if py.is_some() => format!("{lo:.1}–{hi:.1}x"),
+            _ => "n/a".into(),
+        };
+        let peak = *t.peak.iter().max().unwrap_or(&0) as f64 / 1e6;
+        println!("| {name} | {wall:.4} | {busy:.4} | {rw} | {rc} | {range} | {peak:.1} |");
     }
     match py {
-        Some((w, c)) => println!("| python json.loads per line | {w:.4} | {c:.4} | 1x | 1x |"),
-        None => println!("| python json.loads per line | n/a | n/a | | |"),
+        Some((w, c)) => println!("| python json.loads per line | {w:.4} | {c:.4} | 1x | 1x | | |"),
+        None => println!("| python json.loads per line | n/a | n/a | | | | |"),
     }
     let _ = std::fs::remove_dir_all(&base);
 }

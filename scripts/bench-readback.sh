@@ -3,7 +3,7 @@
 # json.loads over the same index lines, and nodes(last=100); natively (benches/readback_scan.rs),
 # then the same reads in the wasm build through the npm package in Node
 # (scripts/bench-readback-node.mjs), which prints the wasm/native ratios against the native table.
-# Usage: scripts/bench-readback.sh [BENCH_DIR]   (BENCH_LINES=1000000 by default)
+# Usage: scripts/bench-readback.sh [BENCH_DIR]   (BENCH_LINES=1000000, BENCH_ROUNDS=5 by default)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ $# -gt 0 ]; then export BENCH_DIR="$1"; fi

@@ -27,7 +27,7 @@ pub fn progress<F: StoreFs>(
         Cost::Scan => crate::readback::lines::walk(store, run, &mut skipped, &mut |l| {
             tally.push(ProgressRow {
                 forward: l.forward,
-                value: l.fields.get(&of).and_then(Field::as_f64),
+                value: l.fields.get(&of).as_ref().and_then(Field::as_f64),
                 smoothed: None,
                 took_us: l.took_us,
                 broke: l.broke,

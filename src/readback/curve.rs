@@ -105,7 +105,7 @@ pub fn curve<F: StoreFs>(store: &Store<F>, run: &str, of: &str) -> Result<Answer
     let points = &mut answer.rows;
     match curve_costs(store, run, of)? {
         Cost::Scan => walk(store, run, &mut answer.skipped, &mut |l| {
-            if let Some(v) = l.fields.get(of).and_then(Field::as_f64) {
+            if let Some(v) = l.fields.number(of) {
                 points.push(Point {
                     forward: l.forward,
                     value: v,

@@ -43,11 +43,14 @@ impl Serialize for ForwardRow {
 /// Every forward of `run` in order of (forward, writer). One scan of the indexes and no
 /// fetches; memory is the rows.
 pub fn forwards<F: StoreFs>(store: &Store<F>, run: &str) -> Result<Answer<Vec<ForwardRow>>> {
-    let mut answer = Answer::new(Vec::new());
+    let mut answer = Answer::new(Vec::with_capacity(expected_rows(store, run)));
     let rows = &mut answer.rows;
     // Writer and field names repeat on every line: each is allocated once and shared.
     let mut names = Names::default();
     walk(store, run, &mut answer.skipped, &mut |l| {
+        let mut fields = Vec::with_capacity(1);
+        l.fields
+            .each(&mut |k, v| fields.push((names.get(k), v.into_owned())));
         rows.push(ForwardRow {
             forward: l.forward,
             writer: names.get(l.writer),
@@ -55,15 +58,27 @@ pub fn forwards<F: StoreFs>(store: &Store<F>, run: &str) -> Result<Answer<Vec<Fo
             took_us: l.took_us,
             broke: l.broke,
             error: l.error.map(str::to_string),
-            fields: l
-                .fields
-                .0
-                .iter()
-                .map(|(k, v)| (names.get(k), v.clone().into_owned()))
-                .collect(),
+            fields,
         })
     })?;
     Ok(answer)
+}
+
+/// Index lines the writer writes are rarely shorter than this many bytes (a forward with a
+/// loss and a blob takes about 190).
+const SHORT_LINE: u64 = 128;
+
+/// About how many rows `run` has, from its indexes' lengths, so the rows are allocated once
+/// and not copied as they grow (one row's memory per [`SHORT_LINE`] bytes of index, at most
+/// a few million up front; the rows grow past that as needed).
+fn expected_rows<F: StoreFs>(store: &Store<F>, run: &str) -> usize {
+    let bytes: u64 = store
+        .writers(run)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|w| store.fs().len(&crate::store::scan::index_path(run, w)).ok())
+        .sum();
+    usize::try_from(bytes / SHORT_LINE).map_or(0, |n| n.min(4 << 20))
 }
 
 /// Names seen so far, each allocated once.

@@ -5,6 +5,8 @@ use super::fact::{Fields, Text};
 use super::fs::StoreFs;
 use serde::{Deserialize, Serialize};
 
+pub use super::fastline::{view, view_at, LineView, RawFields};
+
 /// One index line, borrowing its text from the line where it can.
 ///
 /// Written as `{"forward":N,"written_us":T,"took_us":D,"broke":B,"fields":{…},
@@ -72,8 +74,8 @@ impl IndexLine<'_> {
     /// Parse one line (without its newline): the writer's exact layout on a fast path,
     /// anything else through serde_json.
     pub fn parse(line: &str) -> std::result::Result<IndexLine<'_>, serde_json::Error> {
-        match super::fastline::parse(line) {
-            Some(l) => Ok(l),
+        match view(line.as_bytes()) {
+            Some(l) => Ok(l.to_index_line()),
             None => serde_json::from_str(line),
         }
     }
