@@ -148,6 +148,7 @@ pub fn parse(line: &str) -> Option<IndexLine<'_>> {
         error: None,
         fields: Fields::default(),
         blob: None,
+        offset: None,
         len: None,
         crc32: None,
     };
@@ -162,6 +163,10 @@ pub fn parse(line: &str) -> Option<IndexLine<'_>> {
     if p.peek_lit(",\"blob\":") {
         p.lit(",\"blob\":")?;
         line_out.blob = Some(Text(Cow::Borrowed(p.string()?)));
+    }
+    if p.peek_lit(",\"offset\":") {
+        p.lit(",\"offset\":")?;
+        line_out.offset = Some(p.u64()?);
     }
     if p.peek_lit(",\"len\":") {
         p.lit(",\"len\":")?;
@@ -197,6 +202,8 @@ mod tests {
     fn the_fast_path_agrees_with_serde() {
         let lines = [
             r#"{"forward":3,"written_us":1700000000000000,"took_us":12,"broke":false,"fields":{"loss.value":0.5},"blob":"blobs/000000000003.npz","len":100,"crc32":4294967295}"#,
+            r#"{"forward":3,"written_us":1,"took_us":12,"broke":false,"fields":{},"blob":"packs/000000.pack","offset":0,"len":100,"crc32":1}"#,
+            r#"{"forward":3,"written_us":1,"took_us":12,"broke":false,"blob":"packs/000000.pack","offset":01,"len":100,"crc32":1}"#,
             r#"{"forward":4,"written_us":-1,"took_us":0,"broke":true,"error":"killed by signal 9"}"#,
             r#"{"forward":5,"written_us":1,"took_us":0,"broke":false,"fields":{"a":"NaN","b":"-Infinity","c":1e-7,"d":-0.0,"e":12345678901234567890,"f":"text","g":true,"h":null,"i":0.1}}"#,
             r#"{"forward":6,"written_us":1,"took_us":0,"broke":false,"fields":{}}"#,
@@ -215,11 +222,11 @@ mod tests {
             same(l);
         }
         assert!(
-            parse(lines[0]).is_some() && parse(lines[2]).is_some(),
+            parse(lines[0]).is_some() && parse(lines[1]).is_some() && parse(lines[4]).is_some(),
             "canonical lines not fast"
         );
         assert!(
-            parse(lines[10]).is_none(),
+            parse(lines[12]).is_none(),
             "escaped string not left to serde"
         );
     }
