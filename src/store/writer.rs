@@ -267,8 +267,9 @@ impl Writer {
                 what: "internal error: no pack after writing a blob".into(),
             });
         };
-        let fresh = std::mem::take(&mut pack.fresh);
         if let Some(pipe) = self.pipeline.as_mut() {
+            // The syncer syncs the folder for the first forward of a new pack.
+            let fresh = std::mem::take(&mut pack.fresh);
             pipe.submit(super::pipeline::Job {
                 pack: pack.file.clone(),
                 pack_path: pack.path.clone(),
@@ -281,10 +282,11 @@ impl Writer {
         }
         if self.durable {
             pack.file.sync_data().map_err(io(&pack.path, "sync"))?;
-            if fresh {
+            if pack.fresh {
                 sync_dir(&self.dir.join(format::PACKS_DIR))?;
             }
         }
+        pack.fresh = false;
         self.append_lines(std::slice::from_ref(&entry))?;
         Ok(entry)
     }
