@@ -407,7 +407,7 @@ impl Writer {
     ) -> Result<(String, u64, u64, u32)> {
         let pack = self.pack_for_next()?;
         let offset = pack.len;
-        let out = std::io::BufWriter::with_capacity(256 << 10, &*pack.file);
+        let out = std::io::BufWriter::with_capacity(64 << 10, &*pack.file);
         let written = blob::write(out, meta, rec).and_then(|(out, len, crc)| {
             out.into_inner()
                 .map(|_| (len, crc))
