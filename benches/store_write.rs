@@ -5,9 +5,10 @@
 //! `cargo bench --bench store_write` (or scripts/bench-store.sh). BENCH_DIR picks the disk
 //! (default: the system temp folder); BENCH_FORWARDS the forwards per measurement (200);
 //! BENCH_RUNS the runs each median is taken over (5); BENCH_DEPTH the pipelined writer's
-//! forwards in flight (4096, the companion's default); BENCH_EMPTY_FORWARDS the forwards
-//! without tensors per bookkeeping measurement (10000: enough that the final flush, one
-//! round of syncs, does not dominate the time per forward).
+//! forwards in flight (16384, the companion's default); BENCH_EMPTY_FORWARDS the forwards
+//! without tensors per pipelined bookkeeping measurement (50000: more than the window, and
+//! enough that the final flush, one round of syncs, does not dominate the time per forward;
+//! the one-in-flight writer, bound by fsync latency, writes BENCH_FORWARDS).
 //!
 //! Every time is wall time to the end, durable: a writer's time includes its final flush
 //! (every forward indexed and synced), `cp + sync` includes the `sync`.
@@ -169,14 +170,15 @@ fn ingest(base: &Path, n: u64, runs: usize, depth: usize) {
 
 fn bookkeeping(base: &Path, n: u64, n_empty: u64, runs: usize, depth: usize) {
     println!(
-        "## per-forward bookkeeping: {n_empty} forwards with facts and no tensors vs {n} with 1 MiB of tensors, medians of {runs} runs"
+        "## per-forward bookkeeping: {n_empty} forwards with facts and no tensors ({n} with 1 in flight) vs {n} with 1 MiB of tensors, medians of {runs} runs"
     );
     for (durable, depth) in configs(depth) {
         let (mut wall_empty, mut wall_full, mut call_empty, mut call_full) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for _ in 0..runs {
-            let (calls, all) = per_forward(base, n_empty, 0, durable, depth);
-            wall_empty.push(all / n_empty as f64);
+            let m = if depth > 1 { n_empty } else { n };
+            let (calls, all) = per_forward(base, m, 0, durable, depth);
+            wall_empty.push(all / m as f64);
             call_empty.push(median(calls));
             let (calls, all) = per_forward(base, n, MIB, durable, depth);
             wall_full.push(all / n as f64);
@@ -341,8 +343,8 @@ fn main() {
             .and_then(|v| v.parse().ok())
             .unwrap_or(d)
     };
-    let (runs, depth) = (env("BENCH_RUNS", 5).max(1), env("BENCH_DEPTH", 4096));
-    let n_empty = env("BENCH_EMPTY_FORWARDS", 10_000) as u64;
+    let (runs, depth) = (env("BENCH_RUNS", 5).max(1), env("BENCH_DEPTH", 16384));
+    let n_empty = env("BENCH_EMPTY_FORWARDS", 50_000) as u64;
     println!(
         "# somatize store benchmark in {} ({n} forwards)",
         base.display()

@@ -28,7 +28,7 @@ pub struct Args {
     /// Forwards in flight, synced and indexed in batches (group commit) while the next are
     /// written; also at most 64 MiB of payload (1: each forward synced and indexed before
     /// the next; a kill loses at most what is in flight).
-    #[arg(long, default_value_t = 4096)]
+    #[arg(long, default_value_t = 16384)]
     pipeline: usize,
     /// Do not compute per-tensor statistics into stats.json.
     #[arg(long)]
