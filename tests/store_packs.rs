@@ -1,7 +1,7 @@
 //! Packs (format 2) and the stores written before them (format 1.1, one blob file per
 //! forward): packs roll at their limit, a reopened writer begins a new one, a fetch reads only
 //! its blob's range of a pack, a 1.1 store reads, exports and is continued in packs, and a
-//! snapshot holds one entry per blob whichever way the store held it.
+//! snapshot is the same tree (its last N forwards: their blobs in one pack of their own).
 
 mod common;
 
@@ -257,20 +257,44 @@ fn a_1_1_store_reads_exports_and_is_continued_in_packs() {
     assert_eq!(kinds[2], (Some("blobs/000000000002.npz"), None));
     assert_eq!(kinds[3], (Some("packs/000000.pack"), Some(0)));
 
-    // A snapshot of the mixed run holds one entry per blob, named for its forward.
-    for (last, want) in [(None, vec![0, 1, 2, 3, 4]), (Some(3), vec![2, 3, 4])] {
-        let out = root.join("mixed.zip");
-        let sum = snapshot::export(&store, &[], last, &out).unwrap();
-        assert_eq!(sum.blobs, want.len() as u64);
-        let snap = Store::open(ZipFs::open(&out).unwrap()).unwrap();
-        let got = check(&snap, "old", &want);
-        assert!(got.iter().all(|e| e.offset.is_none()), "{got:?}");
-        let blobs = snap.fs().list("runs/old/w/blobs").unwrap();
-        let names: Vec<String> = want.iter().map(|f| format!("{f:012}.npz")).collect();
-        assert_eq!(blobs, names, "snapshot entries (last {last:?})");
-        assert!(
-            snap.fs().list("runs/old/w/packs").is_err(),
-            "a pack in a snapshot"
-        );
-    }
+    // A snapshot of the whole mixed run is the same tree: the same index lines, the pack and
+    // the 1.1 blob files.
+    let out = root.join("mixed.zip");
+    let sum = snapshot::export(&store, &[], None, &out).unwrap();
+    assert_eq!(sum.blobs, 5);
+    let snap = Store::open(ZipFs::open(&out).unwrap()).unwrap();
+    assert_eq!(
+        check(&snap, "old", &[0, 1, 2, 3, 4]),
+        entries,
+        "snapshot rows"
+    );
+    assert_eq!(snap.fs().list("runs/old/w/packs").unwrap(), ["000000.pack"]);
+    assert_eq!(snap.fs().list("runs/old/w/blobs").unwrap().len(), 3);
+
+    // The last 3: the 1.1 blob file as it is, the packed two in a pack of their own.
+    let sum = snapshot::export(&store, &[], Some(3), &out).unwrap();
+    assert_eq!(sum.blobs, 3);
+    let snap = Store::open(ZipFs::open(&out).unwrap()).unwrap();
+    let got = check(&snap, "old", &[2, 3, 4]);
+    let spans: Vec<(Option<&str>, Option<u64>)> =
+        got.iter().map(|e| (e.blob.as_deref(), e.offset)).collect();
+    let len3 = entries[3].len.unwrap();
+    assert_eq!(
+        spans,
+        [
+            (Some("blobs/000000000002.npz"), None),
+            (Some("packs/000000.pack"), Some(0)),
+            (Some("packs/000000.pack"), Some(len3)),
+        ]
+    );
+    let pack_len = snap.fs().len("runs/old/w/packs/000000.pack").unwrap();
+    assert_eq!(
+        pack_len,
+        len3 + entries[4].len.unwrap(),
+        "the last 3 carry 2 packed blobs"
+    );
+    assert_eq!(
+        snap.fs().list("runs/old/w/blobs").unwrap(),
+        ["000000000002.npz"]
+    );
 }

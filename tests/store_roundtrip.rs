@@ -18,9 +18,14 @@ fn record_run(root: &std::path::Path, run: &str, writer: &str, forwards: u64) {
 }
 
 fn check_reads<F: StoreFs>(store: &Store<F>, run: &str, forwards: u64) {
+    check_reads_from(store, run, 0..forwards);
+}
+
+/// The run holds exactly `forwards`, each scanned and fetched with what it was given.
+fn check_reads_from<F: StoreFs>(store: &Store<F>, run: &str, forwards: std::ops::Range<u64>) {
     let items: Vec<_> = store.scan(run).unwrap().collect::<Result<_, _>>().unwrap();
     let got: Vec<u64> = items.iter().map(|i| i.entry.forward).collect();
-    assert_eq!(got, (0..forwards).collect::<Vec<_>>(), "forwards scanned");
+    assert_eq!(got, forwards.collect::<Vec<_>>(), "forwards scanned");
     for item in &items {
         let f = item.entry.forward;
         let loss = item.entry.field("loss.value").and_then(Field::as_f64);
@@ -121,8 +126,20 @@ fn snapshots_read_like_the_folder() {
         .map(|i| i.unwrap().entry.forward)
         .collect();
     assert_eq!(got, [8, 9, 10, 11], "--last 4 keeps the last four");
-    let blobs = snap.fs().list("runs/a/w0/blobs").unwrap();
-    assert_eq!(blobs.len(), 4, "--last 4 holds four blobs, got {blobs:?}");
+    // The four blobs in one pack of their own, nothing else.
+    let packs = snap.fs().list("runs/a/w0/packs").unwrap();
+    assert_eq!(packs, ["000000.pack"], "--last 4 packs");
+    let four: u64 = snap
+        .scan("a")
+        .unwrap()
+        .map(|i| i.unwrap().entry.len.unwrap())
+        .sum();
+    let pack_len = snap.fs().len("runs/a/w0/packs/000000.pack").unwrap();
+    assert_eq!(
+        pack_len, four,
+        "--last 4 carries {pack_len} bytes of blobs, the four are {four}"
+    );
+    check_reads_from(&snap, "a", 8..12);
 }
 
 #[test]
