@@ -3,7 +3,15 @@
 //! tensors, the companion end to end, and an index scan against Python's `json.loads`.
 //!
 //! `cargo bench --bench store_write` (or scripts/bench-store.sh). BENCH_DIR picks the disk
-//! (default: the system temp folder); BENCH_FORWARDS the forwards per measurement (200).
+//! (default: the system temp folder); BENCH_FORWARDS the forwards per measurement (200);
+//! BENCH_RUNS the runs each median is taken over (5); BENCH_DEPTH the pipelined writer's
+//! forwards in flight (16384, the companion's default); BENCH_EMPTY_FORWARDS the forwards
+//! without tensors per pipelined bookkeeping measurement (50000: more than the window, and
+//! enough that the final flush, one round of syncs, does not dominate the time per forward;
+//! the one-in-flight writer, bound by fsync latency, writes BENCH_FORWARDS).
+//!
+//! Every time is wall time to the end, durable: a writer's time includes its final flush
+//! (every forward indexed and synced), `cp + sync` includes the `sync`.
 
 use somatize::record::Recorder;
 use somatize::store::{DirFs, Fact, ForwardRecord, IndexEntry, Store, TensorBytes};
@@ -12,7 +20,7 @@ use std::borrow::Cow;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 const MIB: usize = 1 << 20;
 
@@ -46,9 +54,9 @@ fn payload_forward(f: u64, data: &[u8]) -> ForwardRecord<'_> {
     }
 }
 
-/// Seconds per forward writing `n` forwards of `bytes` payload each (`depth` blobs synced
-/// at once); the last entry is the time to flush what was still in flight.
-fn per_forward(base: &Path, n: u64, bytes: usize, durable: bool, depth: usize) -> Vec<f64> {
+/// Seconds each `record` call took writing `n` forwards of `bytes` payload each (`depth`
+/// forwards in flight), and the seconds for all of them including the final flush.
+fn per_forward(base: &Path, n: u64, bytes: usize, durable: bool, depth: usize) -> (Vec<f64>, f64) {
     let dir = fresh(base, "ingest");
     let data: Vec<u8> = (0..bytes).map(|i| (i % 251) as u8).collect();
     let mut r = Recorder::with_writer(&dir, "bench", "w")
@@ -56,25 +64,32 @@ fn per_forward(base: &Path, n: u64, bytes: usize, durable: bool, depth: usize) -
         .summarising(["loss"]);
     r.writer().durable = durable;
     r.writer().set_pipeline(depth).unwrap();
-    let mut times: Vec<f64> = (0..n)
+    let all = Instant::now();
+    let times: Vec<f64> = (0..n)
         .map(|f| {
             let t = Instant::now();
             r.record(&payload_forward(f, &data)).unwrap();
             t.elapsed().as_secs_f64()
         })
         .collect();
-    let t = Instant::now();
     r.flush().unwrap();
-    times.push(t.elapsed().as_secs_f64());
-    times
+    (times, all.elapsed().as_secs_f64())
 }
 
-/// Seconds to `cp` `n` files of `bytes` each (one cp of the folder), optionally then `sync`.
-fn cp_time(base: &Path, n: u64, bytes: usize, sync: bool) -> f64 {
+/// Seconds to `cp` the same bytes: `n` files of `bytes` each (one `cp -r` of the folder), or
+/// one file of `n * bytes`; optionally then `sync`.
+fn cp_time(base: &Path, n: u64, bytes: usize, one_file: bool, sync: bool) -> f64 {
     let src = fresh(base, "cp-src");
     let data: Vec<u8> = (0..bytes).map(|i| (i % 251) as u8).collect();
-    for i in 0..n {
-        std::fs::write(src.join(format!("{i:06}.bin")), &data).unwrap();
+    if one_file {
+        let mut f = std::fs::File::create(src.join("all.bin")).unwrap();
+        for _ in 0..n {
+            f.write_all(&data).unwrap();
+        }
+    } else {
+        for i in 0..n {
+            std::fs::write(src.join(format!("{i:06}.bin")), &data).unwrap();
+        }
     }
     Command::new("sync").status().ok();
     let dst = base.join("cp-dst");
@@ -93,55 +108,100 @@ fn cp_time(base: &Path, n: u64, bytes: usize, sync: bool) -> f64 {
     t.elapsed().as_secs_f64()
 }
 
-fn ingest(base: &Path, n: u64) {
+/// The configurations measured: (fsync, forwards in flight).
+fn configs(depth: usize) -> [(bool, usize); 3] {
+    [(true, 1), (true, depth), (false, depth)]
+}
+
+fn fsync_name(durable: bool) -> &'static str {
+    if durable {
+        "on "
+    } else {
+        "off"
+    }
+}
+
+fn ingest(base: &Path, n: u64, runs: usize, depth: usize) {
     println!(
-        "## ingest: {n} forwards of 1 MiB tensors (4 x 256 KiB f32) vs cp of {n} x 1 MiB files"
+        "## ingest: {n} forwards of 1 MiB tensors (4 x 256 KiB f32) vs cp of the same {n} MiB, medians of {runs} runs (MiB/s, wall time to the end)"
     );
     let mib_total = n as f64;
-    for (durable, depth) in [(true, 1), (true, 4), (false, 1)] {
-        let mut rates = Vec::new();
-        for _ in 0..3 {
-            let t: f64 = per_forward(base, n, MIB, durable, depth).iter().sum();
-            rates.push(mib_total / t);
-        }
-        println!(
-            "recorder (fsync {}, {depth} blob(s) in flight): median {:.0} MiB/s",
-            if durable { "on " } else { "off" },
-            median(rates)
+    let mut baselines = Vec::new();
+    for (one_file, sync) in [(false, false), (true, false), (false, true), (true, true)] {
+        let rate = median(
+            (0..runs)
+                .map(|_| mib_total / cp_time(base, n, MIB, one_file, sync))
+                .collect(),
         );
+        let name = format!(
+            "cp{}{}",
+            if one_file {
+                " (one file)"
+            } else {
+                " -r (files)"
+            },
+            if sync { " + sync" } else { "" }
+        );
+        println!("{name}: {rate:.0} MiB/s");
+        baselines.push((sync, rate));
     }
-    for sync in [false, true] {
-        let rates: Vec<f64> = (0..3)
-            .map(|_| mib_total / cp_time(base, n, MIB, sync))
-            .collect();
+    let best = |s: bool| {
+        baselines
+            .iter()
+            .filter(|b| b.0 == s)
+            .map(|b| b.1)
+            .fold(0.0, f64::max)
+    };
+    let (cp, cp_sync) = (best(false), best(true));
+    for (durable, depth) in configs(depth) {
+        let rate = median(
+            (0..runs)
+                .map(|_| mib_total / per_forward(base, n, MIB, durable, depth).1)
+                .collect(),
+        );
         println!(
-            "cp -r{}: median {:.0} MiB/s",
-            if sync { " + sync" } else { "" },
-            median(rates)
+            "recorder (fsync {}, {depth} in flight): {rate:.0} MiB/s = {:.2}x cp, {:.2}x cp + sync (the faster cp of each)",
+            fsync_name(durable),
+            rate / cp,
+            rate / cp_sync,
         );
     }
 }
 
-fn bookkeeping(base: &Path, n: u64) {
+fn bookkeeping(base: &Path, n: u64, n_empty: u64, runs: usize, depth: usize) {
     println!(
-        "## per-forward bookkeeping (facts only, no tensors) vs a forward with 1 MiB of tensors"
+        "## per-forward bookkeeping: {n_empty} forwards with facts and no tensors ({n} with 1 in flight) vs {n} with 1 MiB of tensors, medians of {runs} runs"
     );
-    for (durable, depth) in [(true, 1), (true, 4), (false, 1)] {
-        let empty = median(per_forward(base, n, 0, durable, depth));
-        let full = median(per_forward(base, n, MIB, durable, depth));
+    for (durable, depth) in configs(depth) {
+        let (mut wall_empty, mut wall_full, mut call_empty, mut call_full) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..runs {
+            let m = if depth > 1 { n_empty } else { n };
+            let (calls, all) = per_forward(base, m, 0, durable, depth);
+            wall_empty.push(all / m as f64);
+            call_empty.push(median(calls));
+            let (calls, all) = per_forward(base, n, MIB, durable, depth);
+            wall_full.push(all / n as f64);
+            call_full.push(median(calls));
+        }
+        let (we, wf) = (median(wall_empty), median(wall_full));
+        let (ce, cf) = (median(call_empty), median(call_full));
         println!(
-            "fsync {}, {depth} in flight: empty forward median {:.1} us, 1 MiB forward median {:.1} us, ratio {:.2}%",
-            if durable { "on " } else { "off" },
-            empty * 1e6,
-            full * 1e6,
-            100.0 * empty / full
+            "fsync {}, {depth} in flight: wall per forward {:.1} us empty / {:.1} us 1 MiB = {:.2}%; median record() call {:.1} us / {:.1} us = {:.2}%",
+            fsync_name(durable),
+            we * 1e6,
+            wf * 1e6,
+            100.0 * we / wf,
+            ce * 1e6,
+            cf * 1e6,
+            100.0 * ce / cf
         );
     }
 }
 
-fn companion(base: &Path, n: u64) {
-    for pipeline in ["1", "4"] {
-        companion_once(base, n, pipeline);
+fn companion(base: &Path, n: u64, depth: usize) {
+    for pipeline in ["1".to_string(), depth.to_string()] {
+        companion_once(base, n, &pipeline);
     }
 }
 
@@ -277,14 +337,21 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(200);
+    let env = |k: &str, d: usize| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(d)
+    };
+    let (runs, depth) = (env("BENCH_RUNS", 5).max(1), env("BENCH_DEPTH", 16384));
+    let n_empty = env("BENCH_EMPTY_FORWARDS", 50_000) as u64;
     println!(
         "# somatize store benchmark in {} ({n} forwards)",
         base.display()
     );
-    ingest(&base, n);
-    bookkeeping(&base, n);
-    companion(&base, n);
+    ingest(&base, n, runs, depth);
+    bookkeeping(&base, n, n_empty, runs, depth);
+    companion(&base, n, depth);
     scan(&base, 1_000_000);
     let _ = std::fs::remove_dir_all(&base);
-    let _ = Duration::ZERO;
 }

@@ -562,9 +562,14 @@ struct Counting<F> {
     bytes: Cell<u64>,
 }
 
+/// A blob file (format 1.x, snapshots) or a pack (format 2).
+fn is_blob(path: &str) -> bool {
+    path.ends_with(".npz") || path.ends_with(".pack")
+}
+
 impl<F> Counting<F> {
     fn count_bytes(&self, path: &str, b: &[u8]) {
-        if !path.ends_with(".npz") {
+        if !is_blob(path) {
             self.bytes.set(self.bytes.get() + b.len() as u64);
         }
     }
@@ -575,7 +580,7 @@ impl<F: StoreFs> StoreFs for Counting<F> {
         self.inner.list(dir)
     }
     fn read(&self, path: &str) -> Result<Vec<u8>, StoreError> {
-        if path.ends_with(".npz") {
+        if is_blob(path) {
             self.blob_reads.set(self.blob_reads.get() + 1);
         }
         let b = self.inner.read(path)?;
@@ -583,7 +588,7 @@ impl<F: StoreFs> StoreFs for Counting<F> {
         Ok(b)
     }
     fn read_range(&self, path: &str, offset: u64, len: u64) -> Result<Vec<u8>, StoreError> {
-        if path.ends_with(".npz") {
+        if is_blob(path) {
             self.blob_reads.set(self.blob_reads.get() + 1);
         }
         let b = self.inner.read_range(path, offset, len)?;
@@ -701,6 +706,8 @@ fn damaged_store(name: &str) -> PathBuf {
             .unwrap()
             .summarising(["loss"]),
     );
+    // One pack per forward, so each forward's bytes can be damaged on their own.
+    r.writer().set_pack_limit(1);
     for n in 0..6 {
         let rec = ForwardRecord {
             forward: n,
@@ -711,7 +718,7 @@ fn damaged_store(name: &str) -> PathBuf {
     }
     drop(r);
     let w = root.join("runs/bad/w");
-    let blob = |n: u64| w.join(format!("blobs/{n:012}.npz"));
+    let blob = |n: u64| w.join(format!("packs/{n:06}.pack"));
     std::fs::remove_file(blob(1)).unwrap();
     let b2 = std::fs::read(blob(2)).unwrap();
     std::fs::write(blob(2), &b2[..b2.len() / 2]).unwrap();
@@ -809,18 +816,18 @@ fn a_newer_format_is_refused_clearly() {
     let root = store_with_runs("rb-newer");
     std::fs::write(
         root.join("somatize-store.json"),
-        r#"{"format":"somatize-store","version":"2.0"}"#,
+        r#"{"format":"somatize-store","version":"3.0"}"#,
     )
     .unwrap();
     let e = Store::open(DirFs::new(&root))
         .err()
-        .expect("a 2.0 store opened");
+        .expect("a 3.0 store opened");
     assert!(matches!(e, StoreError::NewerFormat { .. }), "{e}");
     let out = cli(&["runs", root.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("version 2.0") && err.contains("upgrade"),
+        err.contains("version 3.0") && err.contains("upgrade"),
         "{err}"
     );
 }

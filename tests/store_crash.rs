@@ -64,6 +64,12 @@ fn child_role() {
                 .summarising(["loss"])
                 .pipelined(depth)
                 .unwrap();
+            if let Some(limit) = std::env::var("PACK_LIMIT")
+                .ok()
+                .and_then(|l| l.parse().ok())
+            {
+                r.writer().set_pack_limit(limit);
+            }
             let start = r.writer().last_forward().map_or(0, |f| f + 1);
             let mut rng = Rng(start * 7919 + 1);
             for f in start..start.saturating_add(count) {
@@ -127,42 +133,47 @@ fn check_intact(root: &Path, run: &str, key: &str) -> u64 {
 
 #[test]
 fn killing_the_recorder_loses_at_most_the_forward_in_flight() {
-    kill_trials("kill-recorder", 1);
+    kill_trials("kill-recorder", 1, None);
 }
 
 #[test]
 fn killing_a_pipelined_recorder_loses_only_forwards_in_flight() {
-    kill_trials("kill-pipelined", 4);
+    // Small packs, so kills also land while a pack is begun.
+    kill_trials("kill-pipelined", 64, Some(64 << 10));
 }
 
-fn kill_trials(name: &str, depth: usize) {
+/// The files in the writer's `packs/` folder, and how many of them end in `.tmp`.
+fn packs(root: &Path) -> (usize, usize) {
+    std::fs::read_dir(root.join("runs/r/w/packs")).map_or((0, 0), |d| {
+        let names: Vec<String> = d
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        let tmp = names.iter().filter(|n| n.ends_with(".tmp")).count();
+        (names.len(), tmp)
+    })
+}
+
+fn kill_trials(name: &str, depth: usize, pack_limit: Option<u64>) {
     let root = temp_dir(name);
     let mut rng = Rng(0x5eed);
     let mut before = 0;
-    let (mut torn, mut temporaries) = (0, 0);
+    let mut torn = 0;
     let n = trials(50);
     for trial in 0..n {
-        let mut child = spawn_role(
-            "writer",
-            &[
-                ("STORE", root.display().to_string()),
-                ("RUN", "r".into()),
-                ("PIPELINE", depth.to_string()),
-            ],
-        );
+        let mut env = vec![
+            ("STORE", root.display().to_string()),
+            ("RUN", "r".into()),
+            ("PIPELINE", depth.to_string()),
+        ];
+        if let Some(limit) = pack_limit {
+            env.push(("PACK_LIMIT", limit.to_string()));
+        }
+        let mut child = spawn_role("writer", &env);
         std::thread::sleep(Duration::from_millis(10 + rng.below(150)));
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
         let index = std::fs::read(root.join("runs/r/w/index.jsonl")).unwrap_or_default();
         torn += index.last().is_some_and(|&b| b != b'\n') as u32;
-        let blobs = std::fs::read_dir(root.join("runs/r/w/blobs"));
-        temporaries += blobs.map_or(0, |d| {
-            d.filter(|e| {
-                e.as_ref()
-                    .is_ok_and(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
-            })
-            .count()
-        });
         let now = check_intact(&root, "r", "act.layer0");
         assert!(
             now >= before,
@@ -175,15 +186,15 @@ fn kill_trials(name: &str, depth: usize) {
     let mut r = Recorder::with_writer(&root, "r", "w").unwrap();
     let next = r.writer().last_forward().map_or(0, |f| f + 1);
     r.record(&forward(next, 1, 4)).unwrap();
+    drop(r);
     let index = std::fs::read(root.join("runs/r/w/index.jsonl")).unwrap();
     assert_eq!(index.last(), Some(&b'\n'));
-    assert!(
-        std::fs::read_dir(root.join("runs/r/w/blobs"))
-            .unwrap()
-            .all(|e| !e.unwrap().file_name().to_string_lossy().ends_with(".tmp")),
-        "a temporary blob survived reopening"
+    assert_eq!(check_intact(&root, "r", "act.layer0"), before + 1);
+    let (files, tmp) = packs(&root);
+    assert_eq!(tmp, 0, "a temporary in packs/");
+    eprintln!(
+        "{n} kills, {before} forwards intact in {files} packs; {torn} torn tails left by kills"
     );
-    eprintln!("{n} kills, {before} forwards intact; {torn} torn tails and {temporaries} temporary blobs left by kills");
 }
 
 #[test]

@@ -105,6 +105,7 @@ fn an_index_line_pointing_outside_is_not_followed() {
             error: None,
             fields: Default::default(),
             blob: Some(blob.into()),
+            offset: None,
             len: Some(1),
             crc32: Some(0),
         };
@@ -177,8 +178,10 @@ fn a_full_disk_under_a_blob_is_an_error_and_nothing_is_indexed() {
     }
     let root = temp_dir("full-blob");
     let mut r = Recorder::with_writer(&root, "r", "w").unwrap();
+    // One pack per forward, so the next forward's pack can be a full disk.
+    r.writer().set_pack_limit(1);
     r.record(&forward(0, 1, 16)).unwrap();
-    let tmp = root.join("runs/r/w/blobs/000000000001.npz.tmp");
+    let tmp = root.join("runs/r/w/packs/000001.pack");
     std::os::unix::fs::symlink("/dev/full", &tmp).unwrap();
     let err = r
         .record(&forward(1, 1, 4096))
@@ -210,9 +213,10 @@ fn a_full_disk_under_a_pipelined_blob_is_an_error_by_flush_at_the_latest() {
         .unwrap()
         .pipelined(3)
         .unwrap();
+    r.writer().set_pack_limit(1);
     r.record(&forward(0, 1, 16)).unwrap();
     r.flush().unwrap();
-    let tmp = root.join("runs/r/w/blobs/000000000001.npz.tmp");
+    let tmp = root.join("runs/r/w/packs/000001.pack");
     std::os::unix::fs::symlink("/dev/full", &tmp).unwrap();
     let now = r.record(&forward(1, 1, 4096));
     let err = match now {

@@ -18,9 +18,14 @@ fn record_run(root: &std::path::Path, run: &str, writer: &str, forwards: u64) {
 }
 
 fn check_reads<F: StoreFs>(store: &Store<F>, run: &str, forwards: u64) {
+    check_reads_from(store, run, 0..forwards);
+}
+
+/// The run holds exactly `forwards`, each scanned and fetched with what it was given.
+fn check_reads_from<F: StoreFs>(store: &Store<F>, run: &str, forwards: std::ops::Range<u64>) {
     let items: Vec<_> = store.scan(run).unwrap().collect::<Result<_, _>>().unwrap();
     let got: Vec<u64> = items.iter().map(|i| i.entry.forward).collect();
-    assert_eq!(got, (0..forwards).collect::<Vec<_>>(), "forwards scanned");
+    assert_eq!(got, forwards.collect::<Vec<_>>(), "forwards scanned");
     for item in &items {
         let f = item.entry.forward;
         let loss = item.entry.field("loss.value").and_then(Field::as_f64);
@@ -121,8 +126,20 @@ fn snapshots_read_like_the_folder() {
         .map(|i| i.unwrap().entry.forward)
         .collect();
     assert_eq!(got, [8, 9, 10, 11], "--last 4 keeps the last four");
-    let blobs = snap.fs().list("runs/a/w0/blobs").unwrap();
-    assert_eq!(blobs.len(), 4, "--last 4 holds four blobs, got {blobs:?}");
+    // The four blobs in one pack of their own, nothing else.
+    let packs = snap.fs().list("runs/a/w0/packs").unwrap();
+    assert_eq!(packs, ["000000.pack"], "--last 4 packs");
+    let four: u64 = snap
+        .scan("a")
+        .unwrap()
+        .map(|i| i.unwrap().entry.len.unwrap())
+        .sum();
+    let pack_len = snap.fs().len("runs/a/w0/packs/000000.pack").unwrap();
+    assert_eq!(
+        pack_len, four,
+        "--last 4 carries {pack_len} bytes of blobs, the four are {four}"
+    );
+    check_reads_from(&snap, "a", 8..12);
 }
 
 #[test]
@@ -130,17 +147,17 @@ fn a_newer_format_is_refused_with_a_clear_message() {
     let root = temp_dir("newer");
     std::fs::write(
         root.join("somatize-store.json"),
-        r#"{"format":"somatize-store","version":"2.0"}"#,
+        r#"{"format":"somatize-store","version":"3.0"}"#,
     )
     .unwrap();
     let err = Store::open(DirFs::new(&root))
         .err()
-        .expect("opened a 2.0 store");
+        .expect("opened a 3.0 store");
     assert!(matches!(err, StoreError::NewerFormat { .. }), "{err}");
-    assert!(err.to_string().contains("2.0"), "message: {err}");
+    assert!(err.to_string().contains("3.0"), "message: {err}");
     let err = Recorder::new(&root, "r")
         .err()
-        .expect("wrote into a 2.0 store");
+        .expect("wrote into a 3.0 store");
     assert!(matches!(err, StoreError::NewerFormat { .. }), "{err}");
     let empty = temp_dir("empty");
     assert!(matches!(
@@ -159,15 +176,17 @@ fn bad_lines_and_bad_blobs_are_reported_and_the_rest_reads() {
     index.push_str("this is not json\n");
     std::fs::write(dir.join("index.jsonl"), &index).unwrap();
     record_run_more(&root, 6, 8);
-    // Forward 2's blob corrupted, forward 3's removed.
-    let b2 = dir.join("blobs/000000000002.npz");
-    let mut bytes = std::fs::read(&b2).unwrap();
-    let mid = bytes.len() / 2;
-    bytes[mid] ^= 0xff;
-    std::fs::write(&b2, bytes).unwrap();
-    std::fs::remove_file(dir.join("blobs/000000000003.npz")).unwrap();
-
     let store = Store::open(DirFs::new(&root)).unwrap();
+    // Forward 2's blob corrupted in the first pack (forwards 0-5); the second pack (6, 7),
+    // written by the reopened writer, removed.
+    let e2 = store.find("r", 2).unwrap().remove(0).entry;
+    let pack = dir.join(e2.blob.as_deref().unwrap());
+    let mut bytes = std::fs::read(&pack).unwrap();
+    let mid = (e2.offset.unwrap() + e2.len.unwrap() / 2) as usize;
+    bytes[mid] ^= 0xff;
+    std::fs::write(&pack, bytes).unwrap();
+    std::fs::remove_file(dir.join("packs/000001.pack")).unwrap();
+
     let mut good = Vec::new();
     let mut errors = Vec::new();
     for item in store.scan("r").unwrap() {
@@ -188,9 +207,10 @@ fn bad_lines_and_bad_blobs_are_reported_and_the_rest_reads() {
         fetch(2),
         Err(StoreError::BlobChecksum { forward: 2, .. })
     ));
-    assert!(matches!(fetch(3), Err(StoreError::NotFound { .. })));
-    assert!(fetch(4).is_ok(), "forward after the bad ones");
-    assert!(fetch(7).is_ok(), "forward after the bad line");
+    assert!(fetch(3).is_ok(), "forward after the bad one, same pack");
+    assert!(fetch(5).is_ok(), "last forward of the first pack");
+    assert!(matches!(fetch(6), Err(StoreError::NotFound { .. })));
+    assert!(matches!(fetch(7), Err(StoreError::NotFound { .. })));
 }
 
 fn record_run_more(root: &std::path::Path, from: u64, to: u64) {

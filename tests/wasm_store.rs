@@ -143,7 +143,7 @@ fn every_source_gives_the_same_answers() {
 
 #[wasm_bindgen_test]
 fn failures_are_js_errors_with_the_core_message() {
-    let newer = StoreHandle::open_files(js_source(&files("2.0"), true, false), "new").err();
+    let newer = StoreHandle::open_files(js_source(&files("3.0"), true, false), "new").err();
     let m = message(newer.expect("a newer major is refused"));
     assert!(m.contains("newer than this reader knows"), "{m}");
     let failing = StoreHandle::open_files(js_source(&files("1.1"), true, true), "hot").err();

@@ -25,9 +25,10 @@ pub struct Args {
     /// Seconds between machine readings.
     #[arg(long, default_value_t = 1.0)]
     readings: f64,
-    /// Blobs fsynced at once (1: strictly one forward in flight; more is faster on most disks,
-    /// and a kill then loses up to this many forwards in flight).
-    #[arg(long, default_value_t = 4)]
+    /// Forwards in flight, synced and indexed in batches (group commit) while the next are
+    /// written; also at most 64 MiB of payload (1: each forward synced and indexed before
+    /// the next; a kill loses at most what is in flight).
+    #[arg(long, default_value_t = 16384)]
     pipeline: usize,
     /// Do not compute per-tensor statistics into stats.json.
     #[arg(long)]

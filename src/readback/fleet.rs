@@ -9,7 +9,7 @@
 
 use super::error::{Answer, ReadbackError, Result};
 use super::fetch::each_forward;
-use crate::store::{format, names, Fact, Reading, Store, StoreFs};
+use crate::store::{Fact, Reading, Store, StoreFs};
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -141,15 +141,9 @@ pub fn fleet<F: StoreFs>(
 
 /// The writer folders of `run` (with an index or not: a machine may only write readings).
 pub(crate) fn writer_folders<F: StoreFs>(store: &Store<F>, run: &str) -> Result<Vec<String>> {
-    names::run(run)?;
-    let all = store
-        .fs()
-        .list(&format::run_dir(run))
-        .map_err(|e| ReadbackError::in_run(run, e))?;
-    Ok(all
-        .into_iter()
-        .filter(|w| w != format::GRAPH_FILE && names::writer(w).is_ok())
-        .collect())
+    store
+        .writer_folders(run)
+        .map_err(|e| ReadbackError::in_run(run, e))
 }
 
 /// The newest reading per machine name and per writer id in `run` (a machine's own name wins).

@@ -36,7 +36,8 @@ pub struct Options {
     pub summarising: Vec<String>,
     /// How often to take a machine reading.
     pub reading_every: Duration,
-    /// Blobs synced at once per writer (1: one at a time, each indexed before the next).
+    /// Forwards in flight per writer, synced and indexed in batches (1: one at a time, each
+    /// indexed before the next; see `Writer::set_pipeline`).
     pub pipeline: usize,
     /// Compute per-tensor statistics into `stats.json` for tensors the frame gave none for.
     pub stats: bool,

@@ -74,8 +74,9 @@ impl Recorder {
         self
     }
 
-    /// Sync up to `depth` blobs at once (see [`Writer::set_pipeline`]): much faster on most
-    /// disks, and `record` then reports a failed blob on a later call or on [`Self::flush`].
+    /// Keep up to `depth` forwards in flight, synced and indexed in batches by a syncer thread
+    /// (group commit, see [`Writer::set_pipeline`]): much faster on most disks, and `record`
+    /// then reports a failure on a later call or on [`Self::flush`].
     pub fn pipelined(mut self, depth: usize) -> Result<Self> {
         self.writer.set_pipeline(depth)?;
         Ok(self)

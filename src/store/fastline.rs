@@ -25,6 +25,8 @@ pub struct LineView<'a> {
     pub fields: RawFields<'a>,
     /// `blob`'s checked bytes.
     blob: Option<&'a [u8]>,
+    /// Where the blob starts in its pack (format 2.0); absent for a 1.x blob file.
+    pub offset: Option<u64>,
     pub len: Option<u64>,
     pub crc32: Option<u32>,
 }
@@ -98,6 +100,7 @@ impl<'a> LineView<'a> {
                     .collect(),
             ),
             blob: self.blob().map(text),
+            offset: self.offset,
             len: self.len,
             crc32: self.crc32,
         }
@@ -207,6 +210,7 @@ enum Key {
     Error,
     Fields,
     Blob,
+    Offset,
     Len,
     Crc32,
     Other,
@@ -311,6 +315,7 @@ impl<'a> P<'a> {
             error: None,
             fields: RawFields::default(),
             blob: None,
+            offset: None,
             len: None,
             crc32: None,
         };
@@ -374,6 +379,10 @@ impl<'a> P<'a> {
         }
         v.blob = Some(self.text()?);
         seen.0 |= Key::Blob.bit();
+        if self.next_is(b",\"offset\":") {
+            v.offset = Some(self.uint()?);
+            seen.0 |= Key::Offset.bit();
+        }
         if !self.next_is(b",\"len\":") {
             return Some(());
         }
@@ -404,6 +413,7 @@ impl<'a> P<'a> {
             Key::Error => v.error = Some(self.text()?),
             Key::Fields => v.fields = self.fields()?,
             Key::Blob => v.blob = Some(self.text()?),
+            Key::Offset => v.offset = Some(self.uint()?),
             Key::Len => v.len = Some(self.uint()?),
             Key::Crc32 => v.crc32 = Some(u32::try_from(self.uint()?).ok()?),
             Key::Other => self.skip_value(0)?,
@@ -425,6 +435,7 @@ impl<'a> P<'a> {
             Some(b'b') if rest.starts_with(b"\"blob\"") => Some((Key::Blob, 6)),
             Some(b'e') if rest.starts_with(b"\"error\"") => Some((Key::Error, 7)),
             Some(b'l') if rest.starts_with(b"\"len\"") => Some((Key::Len, 5)),
+            Some(b'o') if rest.starts_with(b"\"offset\"") => Some((Key::Offset, 8)),
             Some(b'c') if rest.starts_with(b"\"crc32\"") => Some((Key::Crc32, 7)),
             _ => None,
         };
@@ -805,6 +816,13 @@ mod tests {
             (r#"{"forward":10,"written_us":1,"error":"nan in 損失","fields":{"損失.value":0.25,"tag":"ünïcödé 🎉"},"blob":"blobs/é.npz","note":"ℵ"}"#, BOTH),
             // Keys in another order, unknown keys with any value (the pack-file helper may add some).
             (r#"{"crc32":7,"len":3,"blob":"b","fields":{"loss.value":1},"error":"e","broke":true,"took_us":2,"written_us":5,"forward":11}"#, BOTH),
+            // Format 2.0: a blob in a pack, at an offset.
+            (r#"{"forward":3,"written_us":1,"took_us":12,"broke":false,"fields":{},"blob":"packs/000000.pack","offset":0,"len":100,"crc32":1}"#, BOTH),
+            (r#"{"forward":3,"written_us":1,"took_us":12,"broke":false,"blob":"packs/000000.pack","offset":18446744073709551615,"len":100,"crc32":1}"#, BOTH),
+            (r#"{"offset":7,"forward":3,"written_us":1}"#, BOTH),
+            (r#"{"forward":3,"written_us":1,"blob":"packs/000000.pack","offset":01,"len":100}"#, NEITHER),
+            (r#"{"forward":3,"written_us":1,"offset":1,"offset":2}"#, NEITHER),
+            (r#"{"forward":3,"written_us":1,"offset":-1}"#, NEITHER),
             (r#"{"forward":3,"written_us":1700000000000000,"took_us":12,"broke":false,"fields":{"loss.value":0.5},"blob":"blobs/000000000003.npz","len":100,"crc32":4294967295,"pack":{"file":"p1.pack","at":[0,75191]}}"#, BOTH),
             (r#"{"forward":3,"written_us":1,"took_us":12,"pack":"p1","broke":true,"fields":{"a":1},"blob":"b","len":1,"crc32":2}"#, BOTH),
             (r#"{"forward":3,"written_us":1,"took_us":12,"broke":false,"blob":"b","fields":{"a":1},"len":1}"#, BOTH),

@@ -7,10 +7,11 @@ use serde::{Deserialize, Serialize};
 pub const FORMAT_FILE: &str = "somatize-store.json";
 /// The format name written in it.
 pub const FORMAT_NAME: &str = "somatize-store";
-/// The major version this code writes and the newest it reads.
-pub const MAJOR: u32 = 1;
+/// The major version this code writes and the newest it reads (2: blobs in packs; 1.x
+/// stores, one blob file per forward, still read).
+pub const MAJOR: u32 = 2;
 /// The minor version this code writes (readers accept any minor of a known major).
-pub const MINOR: u32 = 1;
+pub const MINOR: u32 = 0;
 /// The folder under the root that holds one folder per run.
 pub const RUNS_DIR: &str = "runs";
 /// A run's graph, beside its writers' folders (`runs/<run>/graph.json`); never a writer.
@@ -23,8 +24,12 @@ pub const READINGS_FILE: &str = "readings.jsonl";
 pub const EXIT_FILE: &str = "exit.json";
 /// A writer's lock file (held with an OS file lock while writing).
 pub const LOCK_FILE: &str = "writer.lock";
-/// The folder of a writer's blobs.
+/// The folder of a writer's blob files (format 1.x writers; snapshots).
 pub const BLOBS_DIR: &str = "blobs";
+/// The folder of a writer's packs (format 2): blobs appended one after another.
+pub const PACKS_DIR: &str = "packs";
+/// Files beside the writers' folders of a run (`runs/<run>/…`) that are never writers.
+pub const RUN_FILES: &[&str] = &[GRAPH_FILE];
 
 /// The content of the format file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -71,6 +76,17 @@ impl FormatFile {
         }
         Ok(file)
     }
+
+    /// `(major, minor)` of the version, when it reads as `MAJOR.MINOR`.
+    pub fn version_numbers(&self) -> Option<(u32, u32)> {
+        let (major, minor) = self.version.split_once('.')?;
+        Some((major.parse().ok()?, minor.parse().ok()?))
+    }
+
+    /// Whether the version is older than the one this code writes (a writer raises it).
+    pub fn older_than_current(&self) -> bool {
+        self.version_numbers().is_some_and(|v| v < (MAJOR, MINOR))
+    }
 }
 
 /// `runs/<run>`.
@@ -88,6 +104,20 @@ pub fn blob_name(forward: u64) -> String {
     format!("{BLOBS_DIR}/{forward:012}.npz")
 }
 
+/// A pack's name, relative to its writer's folder: `packs/<n, 6 digits>.pack`.
+pub fn pack_name(n: u64) -> String {
+    format!("{PACKS_DIR}/{n:06}.pack")
+}
+
+/// The number of a pack file name (`000012.pack` gives 12), if it is one.
+pub fn pack_number(file_name: &str) -> Option<u64> {
+    let digits = file_name.strip_suffix(".pack")?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,7 +127,9 @@ mod tests {
         let table: &[(&str, &str)] = &[
             (r#"{"format":"somatize-store","version":"1.0"}"#, "ok"),
             (r#"{"format":"somatize-store","version":"1.7"}"#, "ok"),
-            (r#"{"format":"somatize-store","version":"2.0"}"#, "newer"),
+            (r#"{"format":"somatize-store","version":"2.0"}"#, "ok"),
+            (r#"{"format":"somatize-store","version":"2.3"}"#, "ok"),
+            (r#"{"format":"somatize-store","version":"3.0"}"#, "newer"),
             (r#"{"format":"other","version":"1.0"}"#, "not"),
             (r#"{"format":"somatize-store","version":"x"}"#, "not"),
             ("not json", "not"),
@@ -111,7 +143,7 @@ mod tests {
             };
             assert_eq!(got, want, "format file {text}");
         }
-        let msg = FormatFile::parse(br#"{"format":"somatize-store","version":"2.0"}"#)
+        let msg = FormatFile::parse(br#"{"format":"somatize-store","version":"3.0"}"#)
             .unwrap_err()
             .to_string();
         assert!(
@@ -124,5 +156,21 @@ mod tests {
     fn blob_names_sort_by_forward() {
         assert_eq!(blob_name(42), "blobs/000000000042.npz");
         assert!(blob_name(9) < blob_name(10));
+    }
+
+    #[test]
+    fn pack_names_round_trip() {
+        assert_eq!(pack_name(12), "packs/000012.pack");
+        let table: &[(&str, Option<u64>)] = &[
+            ("000012.pack", Some(12)),
+            ("1234567.pack", Some(1234567)),
+            (".pack", None),
+            ("x1.pack", None),
+            ("000012.pack.tmp", None),
+            ("-1.pack", None),
+        ];
+        for &(name, want) in table {
+            assert_eq!(pack_number(name), want, "pack number of {name:?}");
+        }
     }
 }

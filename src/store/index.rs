@@ -10,8 +10,9 @@ pub use super::fastline::{view, view_at, LineView, RawFields};
 /// One index line, borrowing its text from the line where it can.
 ///
 /// Written as `{"forward":N,"written_us":T,"took_us":D,"broke":B,"fields":{…},
-/// "blob":"blobs/….npz","len":L,"crc32":C}` with `"error":"…"` after `broke` when it broke;
-/// a forward with no blob (broke before it was written) has no `blob`, `len` or `crc32`.
+/// "blob":"packs/….pack","offset":O,"len":L,"crc32":C}` with `"error":"…"` after `broke` when
+/// it broke; a forward with no blob (broke before it was written) has no `blob`, `offset`,
+/// `len` or `crc32`. Without `offset` (format 1.x, snapshots) `blob` is a file of its own.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct IndexLine<'a> {
     pub forward: u64,
@@ -27,6 +28,9 @@ pub struct IndexLine<'a> {
     pub fields: Fields<'a>,
     #[serde(default, borrow)]
     pub blob: Option<Text<'a>>,
+    /// Where the blob starts in its pack (format 2); absent: `blob` is the whole file.
+    #[serde(default)]
+    pub offset: Option<u64>,
     #[serde(default)]
     pub len: Option<u64>,
     #[serde(default)]
@@ -48,9 +52,12 @@ pub struct IndexEntry {
         deserialize_with = "owned_fields"
     )]
     pub fields: FieldsOwned,
-    /// The blob's path relative to its writer's folder.
+    /// The blob's path relative to its writer's folder: a pack, or a blob file of its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blob: Option<String>,
+    /// Where the blob starts in its pack; `None`: the file `blob` is the blob.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub len: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -90,6 +97,7 @@ impl IndexLine<'_> {
             error: self.error.as_ref().map(|t| t.0.to_string()),
             fields: self.fields.clone().into_owned(),
             blob: self.blob.as_ref().map(|t| t.0.to_string()),
+            offset: self.offset,
             len: self.len,
             crc32: self.crc32,
         }
@@ -243,6 +251,10 @@ mod tests {
             entry.field("loss.value").and_then(|f| f.as_f64()),
             Some(0.5)
         );
+        let packed = r#"{"forward":5,"written_us":1,"took_us":0,"broke":false,"blob":"packs/000001.pack","offset":81920,"len":100,"crc32":7}"#;
+        let e = IndexLine::parse(packed).unwrap().to_entry();
+        assert_eq!((e.offset, e.len), (Some(81920), Some(100)));
+        assert_eq!(e.to_line(), packed, "a pack line does not round-trip");
         let broke =
             r#"{"forward":4,"written_us":1,"took_us":0,"broke":true,"error":"killed by signal 9"}"#;
         let e = IndexLine::parse(broke).unwrap().to_entry();

@@ -138,7 +138,7 @@ impl<F: StoreFs> StoreFs for ListedFs<F> {
 
 /// Append `run`/`writer` to the listing of the store at `root` (called by a writer opening a
 /// writer folder that has no index yet). A store without a listing (format 1.0) first gets
-/// every writer already on disk, and its format file is raised to the current minor version.
+/// every writer already on disk, and its format file is raised to the current version.
 /// Lines go in with one append each; concurrent writers may repeat a line, which readers
 /// count once.
 #[cfg(not(target_arch = "wasm32"))]
@@ -204,17 +204,14 @@ fn on_disk(root: &std::path::Path) -> Result<Listing> {
     Ok(out)
 }
 
-/// Raise the format file's minor version to the current one (same major), temp + rename.
+/// Raise the format file's version to the one this code writes when it is older (1.0 or 1.1
+/// to 2.0), temp + rename; a newer one is left alone (writers refuse it before this).
 #[cfg(not(target_arch = "wasm32"))]
-fn upgrade_format(root: &std::path::Path) -> Result<()> {
+pub fn upgrade_format(root: &std::path::Path) -> Result<()> {
     let path = root.join(format::FORMAT_FILE);
     let bytes = std::fs::read(&path).map_err(|e| StoreError::io(format::FORMAT_FILE, "read", e))?;
     let file = format::FormatFile::parse(&bytes)?;
-    let current = format::FormatFile::current();
-    let minor = |v: &str| v.split('.').nth(1).and_then(|m| m.parse::<u32>().ok());
-    if minor(&file.version).is_some_and(|m| m >= format::MINOR)
-        || !file.version.starts_with(&format!("{}.", format::MAJOR))
-    {
+    if !file.older_than_current() {
         return Ok(());
     }
     let tmp = root.join(format!(
@@ -222,7 +219,7 @@ fn upgrade_format(root: &std::path::Path) -> Result<()> {
         format::FORMAT_FILE,
         std::process::id()
     ));
-    let text = serde_json::to_vec(&current).unwrap_or_default();
+    let text = serde_json::to_vec(&format::FormatFile::current()).unwrap_or_default();
     std::fs::write(&tmp, text)
         .map_err(|e| StoreError::io(tmp.display().to_string(), "write", e))?;
     std::fs::rename(&tmp, &path).map_err(|e| StoreError::io(format::FORMAT_FILE, "rename", e))

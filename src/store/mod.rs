@@ -1,5 +1,5 @@
-//! The store: a versioned folder of runs, one append-only index and one blob per forward per
-//! writer. See docs/store-format.md for the exact format.
+//! The store: a versioned folder of runs; per writer an append-only index and packs of blobs,
+//! one blob per forward. See docs/store-format.md for the exact format.
 
 pub mod blob;
 pub mod error;

@@ -56,13 +56,18 @@ impl<F: StoreFs> Store<F> {
 
     /// The writers of `run`, sorted (folders with an index).
     pub fn writers(&self, run: &str) -> Result<Vec<String>> {
+        let mut out = self.writer_folders(run)?;
+        out.retain(|w| self.fs.len(&index_path(run, w)).is_ok());
+        Ok(out)
+    }
+
+    /// Every writer folder of `run`, sorted, with an index or not (a writer that has written
+    /// only readings so far): the entries of `runs/<run>/` that are valid writer ids, less the
+    /// run's own files ([`format::RUN_FILES`], e.g. `graph.json`).
+    pub fn writer_folders(&self, run: &str) -> Result<Vec<String>> {
         names::run(run)?;
-        let mut out = Vec::new();
-        for w in self.fs.list(&format::run_dir(run))? {
-            if names::writer(&w).is_ok() && self.fs.len(&index_path(run, &w)).is_ok() {
-                out.push(w);
-            }
-        }
+        let mut out = self.fs.list(&format::run_dir(run))?;
+        out.retain(|w| !format::RUN_FILES.contains(&w.as_str()) && names::writer(w).is_ok());
         Ok(out)
     }
 
@@ -231,17 +236,32 @@ impl<F: StoreFs> Store<F> {
         };
         names::relative_path(blob)?;
         let path = format!("{}/{blob}", format::writer_dir(run, writer));
-        let size = self.fs.len(&path)?;
-        if size != len {
-            return Err(StoreError::BlobLength {
-                run: run.to_string(),
-                forward: entry.forward,
-                path,
-                want: len,
-                got: size,
-            });
-        }
-        let bytes = self.fs.read(&path)?;
+        let short = |got: u64| StoreError::BlobLength {
+            run: run.to_string(),
+            forward: entry.forward,
+            path: path.clone(),
+            want: len,
+            got,
+        };
+        let bytes = match entry.offset {
+            // In a pack: one range read of exactly the blob (a pack cut short reads short).
+            Some(offset) => {
+                offset.checked_add(len).ok_or_else(|| short(0))?;
+                let bytes = self.fs.read_range(&path, offset, len)?;
+                if bytes.len() as u64 != len {
+                    return Err(short(bytes.len() as u64));
+                }
+                bytes
+            }
+            // A blob file of its own (format 1.x, snapshots): its size must be the length.
+            None => {
+                let size = self.fs.len(&path)?;
+                if size != len {
+                    return Err(short(size));
+                }
+                self.fs.read(&path)?
+            }
+        };
         Blob::open(run, entry.forward, &path, bytes, len, crc)
     }
 

@@ -1,8 +1,11 @@
-//! The writer: one process's append-only index, blobs and readings under one run, crash-safe.
+//! The writer: one process's append-only index, packs of blobs and readings under one run,
+//! crash-safe.
 //!
-//! A forward is written as: blob to `blobs/<n>.npz.tmp`, fsync, rename to `blobs/<n>.npz`,
-//! fsync the folder, then its index line appended and fsynced. On open, a torn last line
-//! (a crash mid-append) is truncated away and stray temporary blobs are removed.
+//! A forward is written as: its blob appended to the writer's current pack
+//! (`packs/<n>.pack`), the pack fsynced (and the `packs/` folder, once per new pack), then its
+//! index line appended and fsynced. Pipelined, a syncer thread does the syncing and indexing
+//! for whole batches at once (group commit, see `pipeline.rs`). On open, a torn last line (a
+//! crash mid-append) is truncated away and a new pack is begun.
 
 use super::blob::{self, ForwardMeta, ForwardRecord};
 use super::error::{Result, StoreError};
@@ -98,11 +101,31 @@ fn open_lines(path: &Path) -> Result<(File, Option<String>)> {
     Ok((f, last))
 }
 
+/// The largest a pack grows before the writer begins the next one (a blob is never split).
+pub const PACK_LIMIT: u64 = 1 << 30;
+/// The most payload bytes a pipelined writer has in flight (written, not yet indexed).
+pub const WINDOW_BYTES: u64 = 64 << 20;
+
+/// The pack a writer appends to.
+struct Pack {
+    /// `packs/<n>.pack`, as index lines name it.
+    name: String,
+    path: PathBuf,
+    file: std::sync::Arc<File>,
+    len: u64,
+    /// Created since the `packs/` folder was last synced (its name is not yet durable).
+    fresh: bool,
+}
+
 /// One process writing one run, as one writer id. Holds an OS lock on the writer's folder.
 pub struct Writer {
     run: String,
     writer: String,
     dir: PathBuf,
+    pack: Option<Pack>,
+    next_pack: u64,
+    pack_limit: u64,
+    window_bytes: u64,
     index: File,
     readings: Option<File>,
     _lock: File,
@@ -122,8 +145,9 @@ impl Writer {
         names::writer(writer)?;
         ensure_store(root)?;
         let dir = root.join(format::writer_dir(run, writer));
-        let blobs = dir.join(format::BLOBS_DIR);
-        std::fs::create_dir_all(&blobs).map_err(io(&blobs, "create"))?;
+        let packs = dir.join(format::PACKS_DIR);
+        let made = !packs.exists();
+        std::fs::create_dir_all(&packs).map_err(io(&packs, "create"))?;
         let lock_path = dir.join(format::LOCK_FILE);
         let lock = OpenOptions::new()
             .create(true)
@@ -136,12 +160,20 @@ impl Writer {
                 path: dir.display().to_string(),
             });
         }
-        remove_temporaries(&blobs)?;
+        let blobs = dir.join(format::BLOBS_DIR);
+        if blobs.exists() {
+            remove_temporaries(&blobs)?;
+        }
+        let next_pack = next_pack_number(&packs)?;
         let index_path = dir.join(format::INDEX_FILE);
         if !index_path.exists() || !root.join(super::listing::LISTING_FILE).exists() {
             super::listing::register(root, run, writer)?;
         }
+        super::listing::upgrade_format(root)?;
         let (index, last) = open_lines(&index_path)?;
+        if made {
+            sync_dir(&dir)?;
+        }
         let last_forward = last
             .as_deref()
             .and_then(|l| IndexLine::parse(l).ok())
@@ -150,6 +182,10 @@ impl Writer {
             run: run.to_string(),
             writer: writer.to_string(),
             dir,
+            pack: None,
+            next_pack,
+            pack_limit: PACK_LIMIT,
+            window_bytes: WINDOW_BYTES,
             index,
             readings: None,
             _lock: lock,
@@ -212,9 +248,7 @@ impl Writer {
                 .collect(),
             tensors: rec.tensors.iter().map(|t| t.key.to_string()).collect(),
         };
-        let name = format::blob_name(rec.forward);
-        let path = self.dir.join(&name);
-        let (file, tmp, len, crc) = self.write_blob(&name, &meta, rec)?;
+        let (pack_name, offset, len, crc) = self.write_blob(&meta, rec)?;
         let entry = IndexEntry {
             forward: rec.forward,
             written_us,
@@ -222,35 +256,53 @@ impl Writer {
             broke: meta.broke,
             error: meta.error,
             fields,
-            blob: Some(name),
+            blob: Some(pack_name),
+            offset: Some(offset),
             len: Some(len),
             crc32: Some(crc),
         };
         self.last_accepted = Some(rec.forward);
+        let Some(pack) = self.pack.as_mut() else {
+            return Err(StoreError::Refused {
+                what: "internal error: no pack after writing a blob".into(),
+            });
+        };
         if let Some(pipe) = self.pipeline.as_mut() {
+            // The syncer syncs the folder for the first forward of a new pack.
+            let fresh = std::mem::take(&mut pack.fresh);
             pipe.submit(super::pipeline::Job {
-                file,
-                tmp,
-                path,
+                pack: pack.file.clone(),
+                pack_path: pack.path.clone(),
+                fresh,
                 entry: entry.clone(),
             })?;
-            let max = pipe.depth().saturating_sub(1);
-            self.index_ready(max)?;
+            let (forwards, bytes) = (pipe.depth(), self.window_bytes);
+            self.index_ready(forwards, bytes)?;
             return Ok(entry);
         }
         if self.durable {
-            file.sync_all().map_err(io(&tmp, "sync"))?;
+            pack.file.sync_data().map_err(io(&pack.path, "sync"))?;
+            if pack.fresh {
+                sync_dir(&self.dir.join(format::PACKS_DIR))?;
+            }
         }
-        drop(file);
-        std::fs::rename(&tmp, &path).map_err(io(&path, "rename"))?;
+        pack.fresh = false;
         self.append_lines(std::slice::from_ref(&entry))?;
         Ok(entry)
     }
 
-    /// Sync blobs on `depth` threads at once; their index lines still go in in order, each
-    /// after its blob is durable. `Ok` from [`Self::append`] then means *accepted*: a later
-    /// call (or [`Self::flush`]) reports a blob that failed, naming it. Up to `depth`
-    /// forwards are in flight at any time. `depth` of 0 or 1 turns it off.
+    /// Begin a new pack once the current one has reached this many bytes (default
+    /// [`PACK_LIMIT`]; a blob is never split, so a pack may end up larger).
+    pub fn set_pack_limit(&mut self, bytes: u64) {
+        self.pack_limit = bytes.max(1);
+    }
+
+    /// Group commit: a syncer thread syncs the pack and appends the index lines of every
+    /// forward written since its last round, in order, each after its blob is durable, while
+    /// the caller goes on writing blobs. `Ok` from [`Self::append`] then means *accepted*: a
+    /// later call (or [`Self::flush`]) reports a failure, naming the file. At most `depth`
+    /// forwards and [`Self::set_window_bytes`] bytes of payload are in flight (accepted, not
+    /// yet indexed); a writer over either waits. `depth` of 0 or 1 turns it off.
     pub fn set_pipeline(&mut self, depth: usize) -> Result<()> {
         self.flush()?;
         self.pipeline = None;
@@ -259,7 +311,7 @@ impl Writer {
             let sink = super::pipeline::Sink {
                 index: self.index.try_clone().map_err(io(&index_path, "reopen"))?,
                 index_path,
-                blobs_dir: self.dir.join(format::BLOBS_DIR),
+                packs_dir: self.dir.join(format::PACKS_DIR),
                 durable: self.durable,
             };
             self.pipeline = Some(super::pipeline::Pipeline::new(depth, sink));
@@ -267,16 +319,22 @@ impl Writer {
         Ok(())
     }
 
-    /// Wait for every forward in flight and index it; the first failure is returned.
-    pub fn flush(&mut self) -> Result<()> {
-        self.index_ready(0)
+    /// The most payload bytes a pipelined writer keeps in flight (default [`WINDOW_BYTES`]);
+    /// one forward larger than this is still accepted, alone.
+    pub fn set_window_bytes(&mut self, bytes: u64) {
+        self.window_bytes = bytes.max(1);
     }
 
-    fn index_ready(&mut self, max_in_flight: usize) -> Result<()> {
+    /// Wait for every forward in flight and index it; the first failure is returned.
+    pub fn flush(&mut self) -> Result<()> {
+        self.index_ready(0, 0)
+    }
+
+    fn index_ready(&mut self, max_forwards: usize, max_bytes: u64) -> Result<()> {
         let Some(pipe) = self.pipeline.as_mut() else {
             return Ok(());
         };
-        let (indexed, err) = pipe.settle(max_in_flight);
+        let (indexed, err) = pipe.settle(max_forwards, max_bytes);
         if let Some(&last) = indexed.last() {
             self.last_forward = Some(last);
         }
@@ -299,6 +357,7 @@ impl Writer {
             error: Some(error.to_string()),
             fields: Fields::default(),
             blob: None,
+            offset: None,
             len: None,
             crc32: None,
         };
@@ -307,32 +366,73 @@ impl Writer {
         Ok(entry)
     }
 
-    /// Write a blob to its temporary name; the caller syncs and renames it.
-    fn write_blob(
-        &mut self,
-        name: &str,
-        meta: &ForwardMeta,
-        rec: &ForwardRecord<'_>,
-    ) -> Result<(File, PathBuf, u64, u32)> {
-        let tmp = self.dir.join(format!("{name}.tmp"));
-        let file = File::create(&tmp).map_err(io(&tmp, "create"))?;
-        let out = std::io::BufWriter::with_capacity(256 << 10, file);
-        let (out, len, crc) = blob::write(out, meta, rec).map_err(io(&tmp, "write"))?;
-        let file = out
-            .into_inner()
-            .map_err(|e| io(&tmp, "write")(e.into_error()))?;
-        Ok((file, tmp, len, crc))
+    /// The pack the next blob goes into: the current one, or a new one when there is none
+    /// or the current one has reached the limit.
+    fn pack_for_next(&mut self) -> Result<&mut Pack> {
+        let full = self
+            .pack
+            .as_ref()
+            .is_none_or(|p| p.len > 0 && p.len >= self.pack_limit);
+        if full {
+            let name = format::pack_name(self.next_pack);
+            let path = self.dir.join(&name);
+            let file = OpenOptions::new()
+                .append(true)
+                .create(true)
+                .open(&path)
+                .map_err(io(&path, "create"))?;
+            // Appends go to the end, wherever that is: offsets count from the file's length.
+            let len = file.metadata().map_err(io(&path, "stat"))?.len();
+            self.next_pack += 1;
+            self.pack = Some(Pack {
+                name,
+                path,
+                file: std::sync::Arc::new(file),
+                len,
+                fresh: true,
+            });
+        }
+        self.pack.as_mut().ok_or_else(|| StoreError::Refused {
+            what: "internal error: no pack".into(),
+        })
     }
 
-    /// Append index lines in one write: first sync the blobs folder (so every rename they
-    /// name is durable), then the lines, then sync the index.
+    /// Append a blob to the pack; returns the pack's name, the blob's offset, length and
+    /// CRC-32. On a failed write the partial blob is cut off (as far as the disk allows) and
+    /// the pack is left: the next blob begins a new one.
+    fn write_blob(
+        &mut self,
+        meta: &ForwardMeta,
+        rec: &ForwardRecord<'_>,
+    ) -> Result<(String, u64, u64, u32)> {
+        let pack = self.pack_for_next()?;
+        let offset = pack.len;
+        let out = std::io::BufWriter::with_capacity(64 << 10, &*pack.file);
+        let written = blob::write(out, meta, rec).and_then(|(out, len, crc)| {
+            out.into_inner()
+                .map(|_| (len, crc))
+                .map_err(|e| e.into_error())
+        });
+        match written {
+            Ok((len, crc)) => {
+                pack.len += len;
+                Ok((pack.name.clone(), offset, len, crc))
+            }
+            Err(e) => {
+                let _ = pack.file.set_len(offset);
+                let err = io(&pack.path, "append to")(e);
+                self.pack = None;
+                Err(err)
+            }
+        }
+    }
+
+    /// Append index lines in one write (the blobs they name are durable already), then sync
+    /// the index.
     fn append_lines(&mut self, entries: &[IndexEntry]) -> Result<()> {
         let Some(last) = entries.last() else {
             return Ok(());
         };
-        if self.durable && entries.iter().any(|e| e.blob.is_some()) {
-            sync_dir(&self.dir.join(format::BLOBS_DIR))?;
-        }
         let mut text = String::new();
         for e in entries {
             text.push_str(&e.to_line());
@@ -393,6 +493,20 @@ impl Drop for Writer {
     }
 }
 
+/// One more than the highest pack number in `packs` (0 when it has none): a writer reopened
+/// after a crash begins a new pack, so bytes a killed writer left unindexed stay unreferenced.
+fn next_pack_number(packs: &Path) -> Result<u64> {
+    let mut next = 0;
+    for entry in std::fs::read_dir(packs).map_err(io(packs, "list"))? {
+        let entry = entry.map_err(io(packs, "list"))?;
+        if let Some(n) = entry.file_name().to_str().and_then(format::pack_number) {
+            next = next.max(n.saturating_add(1));
+        }
+    }
+    Ok(next)
+}
+
+/// Remove the temporaries a format 1.x writer left in `blobs/`.
 fn remove_temporaries(blobs: &Path) -> Result<()> {
     for entry in std::fs::read_dir(blobs).map_err(io(blobs, "list"))? {
         let entry = entry.map_err(io(blobs, "list"))?;

@@ -182,7 +182,7 @@ test("bad stores give Errors with the core's message, and the worker keeps answe
     corrupt: s.url("corrupt/"),
   });
   const is = (r, re) => assert.ok(r.error === true && re.test(r.message), `${JSON.stringify(r)} vs ${re}`);
-  is(results.newer, /format version 2\.0, newer than this reader knows \(major 1\); upgrade somatize/);
+  is(results.newer, /format version 3\.0, newer than this reader knows \(major 2\); upgrade somatize/);
   is(results.noListing, /somatize-store\.json: not a somatize store/);
   is(results.missing, /nothing-here\.zip: not found/);
   is(results.nonsense, /openStore takes/);

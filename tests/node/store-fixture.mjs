@@ -36,16 +36,16 @@ export function makeStores(name) {
 
   const newer = join(dir, "newer");
   mkdirSync(newer);
-  writeFileSync(join(newer, "somatize-store.json"), '{"format":"somatize-store","version":"2.0"}');
+  writeFileSync(join(newer, "somatize-store.json"), '{"format":"somatize-store","version":"3.0"}');
   writeFileSync(join(newer, "listing.jsonl"), "");
 
   // A copy whose blob of forward 5 of writer w0 has one byte flipped (same length, bad CRC).
   const corrupt = join(dir, "corrupt");
   cpSync(store, corrupt, { recursive: true });
-  const blob = join(corrupt, "runs/mlp/w0/blobs/000000000005.npz");
-  const bytes = readFileSync(blob);
-  bytes[bytes.length >> 1] ^= 0xff;
-  writeFileSync(blob, bytes);
+  const { path, offset, len } = blobOf(corrupt, "mlp", "w0", 5);
+  const bytes = readFileSync(path);
+  bytes[offset + (len >> 1)] ^= 0xff;
+  writeFileSync(path, bytes);
 
   const empty = join(dir, "empty");
   mkdirSync(empty);
@@ -53,6 +53,15 @@ export function makeStores(name) {
     dir, store, snapshot, newer, corrupt, empty,
     url: (p) => `/${rel}/${p}`,
   };
+}
+
+/** Where forward `forward` of `run`/`writer` keeps its blob, from its index line: the file
+ * (a pack, or a blob file of its own when the line has no offset), the offset and the length. */
+export function blobOf(store, run, writer, forward) {
+  const dir = join(store, "runs", run, writer);
+  const row = readFileSync(join(dir, "index.jsonl"), "utf8").split("\n").filter(Boolean)
+    .map((l) => JSON.parse(l)).find((r) => r.forward === forward);
+  return { path: join(dir, row.blob), offset: row.offset ?? 0, len: row.len };
 }
 
 /** The index rows of a run as an independent reader sees them: every writer's index.jsonl

@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, statSync, writeFileSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openStore, background, folderSource } from "somatize";
-import { makeStores, indexRows, answers, root, cli, fixtures } from "./store-fixture.mjs";
+import { makeStores, indexRows, blobOf, answers, root, cli, fixtures } from "./store-fixture.mjs";
 
 let s;
 before(() => {
@@ -29,7 +29,7 @@ function closeStats(got, want, what) {
 
 test("a folder reads as its files say: runs, writers, merged index rows", async () => {
   const store = await openStore(s.store);
-  assert.deepEqual(await store.format(), { format: "somatize-store", version: "1.1" });
+  assert.deepEqual(await store.format(), { format: "somatize-store", version: "2.0" });
   assert.deepEqual(await store.listRuns(), ["mlp", "small"]);
   assert.deepEqual(await store.writers({ run: "mlp" }), ["w0", "w1"]);
   for (const run of ["mlp", "small"]) {
@@ -52,7 +52,10 @@ test("a fetched forward holds what the blob holds; its stats equal the CLI's sta
   assert.deepEqual(f.row, indexRows(s.store, "mlp").find((r) => r.forward === 4 && r.writer === "w1"));
   assert.equal(f.meta.forward, 4);
   assert.equal(f.meta.writer, "w1");
-  const blob = join(s.store, "runs/mlp/w1/blobs/000000000004.npz");
+  // The blob on its own (its range of the pack), for the CLI and Python's zipfile.
+  const at = blobOf(s.store, "mlp", "w1", 4);
+  const blob = join(s.dir, "w1-forward-4.npz");
+  writeFileSync(blob, readFileSync(at.path).subarray(at.offset, at.offset + at.len));
   const cliStats = JSON.parse(execFileSync(cli, ["stats", "--json", blob], { encoding: "utf8" }));
   assert.deepEqual([...f.tensors].sort(), Object.keys(cliStats).sort(), "tensor keys");
   for (const [key, want] of Object.entries(cliStats)) {
@@ -102,7 +105,7 @@ test("reads are lazy: a snapshot's runs and last rows read a small part of it", 
 
 test("bad stores and bad calls reject with Errors carrying the core's message", async () => {
   const rejects = (p, re) => assert.rejects(p, (e) => e instanceof Error && re.test(e.message), String(re));
-  await rejects(openStore(s.newer), /format version 2\.0, newer than this reader knows \(major 1\); upgrade somatize/);
+  await rejects(openStore(s.newer), /format version 3\.0, newer than this reader knows \(major 2\); upgrade somatize/);
   await rejects(openStore(s.empty), /not a somatize store/);
   await rejects(openStore(join(s.dir, "nothing-here")), /ENOENT|no such file/);
   await rejects(openStore("ftp://example.com/store/"), /openStore takes file:, http: and https: URLs/);
