@@ -12,7 +12,7 @@ use std::cell::Cell;
 use std::path::Path;
 use std::sync::Arc;
 
-/// A folder store that counts the whole-file reads (blob fetches are whole-file reads).
+/// A folder store that counts blob reads: ranges of packs (format 2.0) and 1.x blob files.
 struct Counting {
     inner: DirFs,
     reads: Cell<usize>,
@@ -23,13 +23,13 @@ impl StoreFs for Counting {
         self.inner.list(dir)
     }
     fn read(&self, path: &str) -> Result<Vec<u8>, StoreError> {
-        if path.contains("/blobs/") {
+        if is_blob(path) {
             self.reads.set(self.reads.get() + 1);
         }
         self.inner.read(path)
     }
     fn read_range(&self, path: &str, offset: u64, len: u64) -> Result<Vec<u8>, StoreError> {
-        if path.contains("/blobs/") {
+        if is_blob(path) {
             self.reads.set(self.reads.get() + 1);
         }
         self.inner.read_range(path, offset, len)
@@ -37,6 +37,11 @@ impl StoreFs for Counting {
     fn len(&self, path: &str) -> Result<u64, StoreError> {
         self.inner.len(path)
     }
+}
+
+/// Whether `path` holds blobs: a pack, or a 1.x blob file.
+fn is_blob(path: &str) -> bool {
+    path.contains("/packs/") || path.contains("/blobs/")
 }
 
 /// Append forwards `from..to` of `run`, each with a stats row for node `fc`.
