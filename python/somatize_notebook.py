@@ -148,6 +148,7 @@ def live(store, port=0, height=900, assets=None, timeout=30):
         process.kill()
         err = process.stderr.read().strip() if process.wait() is not None else ""
         raise SomatizeError(err or f"somatize serve printed no URL within {timeout} s")
-    view = Live(process, found["url"] + "&live=1", height)
+    url = found["url"]  # serve's page already follows the store (`&live=1`)
+    view = Live(process, url if "live=1" in url else url + "&live=1", height)
     atexit.register(view.stop)
     return view

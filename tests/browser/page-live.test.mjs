@@ -91,15 +91,26 @@ test("a folder opened through the directory picker is followed: appended forward
   assert.equal(lines.length, STEPS);
   const later = lines.slice(FIRST).map((l) => JSON.parse(l));
   const dir = `runs/${RUN}/w0`;
+  // Format 2.0 appends every blob to the writer's pack: the pack as it was is its bytes up to the
+  // end of the last blob already indexed, and each later forward appends its own range.
+  const first = lines.slice(0, FIRST).map((l) => JSON.parse(l));
+  const packOf = (e) => e.blob && e.offset !== undefined ? `${dir}/${e.blob}` : null;
+  const packBytes = (path, from, to) => [...readFileSync(join(full, path)).subarray(from, to)];
   const laterBlobs = new Set(later.map((e) => e.blob && `${dir}/${e.blob}`).filter(Boolean));
   const url = (p) => `${origin}/${relative(root, join(full, p)).split("\\").join("/")}`;
   // Not yet written: the later blobs, and the exit record the writer leaves when the run ends.
   const exit = `${dir}/exit.json`;
   const start = filesUnder(full).filter((f) => !f.endsWith("writer.lock") && !f.endsWith("index.jsonl") &&
     !laterBlobs.has(f) && f !== exit);
+  const packed = new Map();
+  for (const e of first) {
+    const p = packOf(e);
+    if (p) packed.set(p, Math.max(packed.get(p) ?? 0, e.offset + e.len));
+  }
   const index = `${dir}/index.jsonl`;
   await writeOpfs(page, [
     ...start.map((f) => [f, url(f), false]),
+    ...[...packed].map(([p, end]) => [p, packBytes(p, 0, end), false]),
     [index, [...Buffer.from(lines.slice(0, FIRST).join("\n") + "\n")], false],
   ]);
 
@@ -114,7 +125,9 @@ test("a folder opened through the directory picker is followed: appended forward
 
   // The writer goes on: each forward's blob, then its index line, one forward at a time.
   for (const e of later) {
-    const blobs = e.blob ? [[`${dir}/${e.blob}`, url(`${dir}/${e.blob}`), false]] : [];
+    const p = packOf(e);
+    const blobs = p ? [[p, packBytes(p, e.offset, e.offset + e.len), true]]
+      : e.blob ? [[`${dir}/${e.blob}`, url(`${dir}/${e.blob}`), false]] : [];
     await writeOpfs(page, [...blobs, [index, [...Buffer.from(JSON.stringify(e) + "\n")], true]]);
   }
   await writeOpfs(page, [[exit, url(exit), false]]);
