@@ -106,3 +106,9 @@ pub fn main() -> ExitCode {
         }
     }
 }
+
+/// Where the page and package are served or embedded from: `--assets`/`SOMATIZE_ASSETS`, else
+/// the source tree this binary was built from.
+fn assets_dir(given: Option<std::path::PathBuf>) -> std::path::PathBuf {
+    given.unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")))
+}

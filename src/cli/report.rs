@@ -23,9 +23,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, String> {
-    let assets = args
-        .assets
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    let assets = super::assets_dir(args.assets);
     let options = ReportOptions {
         assets,
         run: args.run,

@@ -17,9 +17,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, String> {
-    let assets = args
-        .assets
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    let assets = super::assets_dir(args.assets);
     let site = Site::new(assets, args.store).map_err(|e| e.to_string())?;
     let listener = bind(args.port).map_err(|e| e.to_string())?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;

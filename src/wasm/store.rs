@@ -281,15 +281,7 @@ pub(super) fn answer_to_js<T: Serialize>(
             .apply(&empty, &parts)
             .map_err(|e| js_err(format!("{e:?}")))?
     };
-    let out = js_sys::Object::new();
-    let set = |key: &str, value: &JsValue| {
-        js_sys::Reflect::set(&out, &JsValue::from_str(key), value)
-            .map(|_| ())
-            .map_err(|e| js_err(format!("{e:?}")))
-    };
-    set("rows", &rows)?;
-    set("skipped", &to_js(&answer.skipped)?)?;
-    Ok(out.into())
+    rows_and_skipped(&rows, &answer.skipped)
 }
 
 // Pairs a curve's two columns into `[forward, value]` rows in JS, where making a small array
@@ -321,13 +313,18 @@ pub(super) fn curve_to_js(
         .map(|(i, p)| (i, crate::store::Num(p.value)))
         .collect();
     let rows = curve_rows(&forwards, &values, to_js(&texts)?);
+    rows_and_skipped(&rows, &answer.skipped)
+}
+
+/// `{rows, skipped}` as a plain JS object, `rows` already made in JS.
+fn rows_and_skipped(rows: &JsValue, skipped: &impl Serialize) -> Result<JsValue, JsError> {
     let out = js_sys::Object::new();
     let set = |key: &str, value: &JsValue| {
         js_sys::Reflect::set(&out, &JsValue::from_str(key), value)
             .map(|_| ())
             .map_err(|e| js_err(format!("{e:?}")))
     };
-    set("rows", &rows)?;
-    set("skipped", &to_js(&answer.skipped)?)?;
+    set("rows", rows)?;
+    set("skipped", &to_js(skipped)?)?;
     Ok(out.into())
 }

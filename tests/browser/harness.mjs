@@ -1,8 +1,8 @@
 // Browser-test harness: a static server over the repo on 127.0.0.1 and headless Debian Chromium via playwright-core.
 import { createServer } from "node:http";
-import { createReadStream } from "node:fs";
+import { createReadStream, readdirSync, statSync } from "node:fs";
 import { mkdir, stat } from "node:fs/promises";
-import { extname, join, normalize, sep } from "node:path";
+import { extname, join, normalize, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 
@@ -87,4 +87,18 @@ export async function openPage(browser, url) {
   page.on("request", (r) => seen.requests.push(r.url()));
   await page.goto(url);
   return { page, seen };
+}
+
+/** Every file under `dir`, relative, with `/`, sorted. */
+export function filesUnder(dir) {
+  const out = [];
+  const walk = (d) => {
+    for (const name of readdirSync(d)) {
+      const p = join(d, name);
+      if (statSync(p).isDirectory()) walk(p);
+      else out.push(relative(dir, p).split("\\").join("/"));
+    }
+  };
+  walk(dir);
+  return out.sort();
 }

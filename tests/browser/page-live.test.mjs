@@ -6,10 +6,10 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { readFileSync, readdirSync, rmSync, statSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { join, relative } from "node:path";
 import { openStore } from "somatize";
-import { serve, launch, openPage, shots } from "./harness.mjs";
+import { filesUnder, serve, launch, openPage, shots } from "./harness.mjs";
 import { makeStores, cli, root } from "../node/store-fixture.mjs";
 
 const RUN = "live";
@@ -32,20 +32,6 @@ after(async () => {
   await browser?.close();
   server?.close();
 });
-
-/** Every file under `dir`, relative, with `/`. */
-function filesUnder(dir) {
-  const out = [];
-  const walk = (d) => {
-    for (const name of readdirSync(d)) {
-      const p = join(d, name);
-      if (statSync(p).isDirectory()) walk(p);
-      else out.push(relative(dir, p).split("\\").join("/"));
-    }
-  };
-  walk(dir);
-  return out.sort();
-}
 
 /** Write files into the page's OPFS folder `store` (created on first use): `[path, bytes as
  * number[] | url to fetch, append?]`, in the order given. */

@@ -5,10 +5,10 @@
 // in the worker on the fixtures; the README's browser example.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { openStore } from "somatize";
-import { serve, launch, openPage } from "./harness.mjs";
+import { filesUnder, serve, launch, openPage } from "./harness.mjs";
 import { makeStores, answers, indexRows, fixtures, root } from "../node/store-fixture.mjs";
 import { recordAnswers, healthAnswers } from "../node/store-answers.mjs";
 
@@ -104,20 +104,6 @@ test("a dropped folder (webkitdirectory input) and a snapshot File read as in No
   assert.deepEqual(seen.errors, []);
   await page.close();
 });
-
-/** Every file under `dir`, relative, with `/`. */
-function filesUnder(dir) {
-  const out = [];
-  const walk = (d) => {
-    for (const name of readdirSync(d)) {
-      const p = join(d, name);
-      if (statSync(p).isDirectory()) walk(p);
-      else out.push(relative(dir, p).split("\\").join("/"));
-    }
-  };
-  walk(dir);
-  return out.sort();
-}
 
 test("a directory handle is read lazily, and refresh() shows forwards written since", async () => {
   const { page, seen } = await testPage();
