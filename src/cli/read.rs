@@ -2,7 +2,7 @@
 //! aligned tables or JSON. STORE is a folder or a snapshot .zip; skips go to stderr.
 
 use crate::readback::{self, Answer, Skip};
-use crate::store::{DirFs, Store, StoreFs, ZipFs};
+use crate::store::{DirFs, Field, Store, StoreFs, ZipFs};
 use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -293,12 +293,7 @@ fn forwards_table(rows: &[readback::ForwardRow]) -> String {
                 },
             ];
             for n in &names {
-                cells.push(
-                    r.fields
-                        .iter()
-                        .find(|(k, _)| k.as_ref() == *n)
-                        .map_or(String::new(), |(_, v)| v.to_text()),
-                );
+                cells.push(r.fields.get(n).map_or(String::new(), Field::to_text));
             }
             cells.push(r.error.clone().unwrap_or_default());
             cells

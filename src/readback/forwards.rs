@@ -19,7 +19,57 @@ pub struct ForwardRow {
     pub error: Option<String>,
     /// Summarised fields, `<kind>.<field>` → value, in the order written (serialised as text,
     /// non-finite numbers as `NaN`, `Infinity`, `-Infinity`).
-    pub fields: Vec<(Arc<str>, Field<'static>)>,
+    pub fields: RowFields,
+}
+
+/// A row's summarised fields in the order written. The first is held in the row itself, so
+/// the usual forward (one summarised field, the loss) allocates nothing for its fields.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RowFields {
+    first: Option<(Arc<str>, Field<'static>)>,
+    rest: Vec<(Arc<str>, Field<'static>)>,
+}
+
+/// The pairs of a [`RowFields`], in order.
+pub type RowFieldsIter<'a> = std::iter::Chain<
+    std::option::Iter<'a, (Arc<str>, Field<'static>)>,
+    std::slice::Iter<'a, (Arc<str>, Field<'static>)>,
+>;
+
+impl RowFields {
+    /// Add a field after those already held.
+    pub fn push(&mut self, name: Arc<str>, value: Field<'static>) {
+        if self.first.is_none() {
+            self.first = Some((name, value));
+        } else {
+            self.rest.push((name, value));
+        }
+    }
+
+    /// The fields, in the order written.
+    pub fn iter(&self) -> RowFieldsIter<'_> {
+        self.first.iter().chain(self.rest.iter())
+    }
+
+    /// Whether the row has no summarised field.
+    pub fn is_empty(&self) -> bool {
+        self.first.is_none()
+    }
+
+    /// The value of field `name` (the first, if repeated).
+    pub fn get(&self, name: &str) -> Option<&Field<'static>> {
+        self.iter()
+            .find(|(k, _)| k.as_ref() == name)
+            .map(|(_, v)| v)
+    }
+}
+
+impl<'a> IntoIterator for &'a RowFields {
+    type Item = &'a (Arc<str>, Field<'static>);
+    type IntoIter = RowFieldsIter<'a>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
 }
 
 impl Serialize for ForwardRow {
@@ -48,9 +98,9 @@ pub fn forwards<F: StoreFs>(store: &Store<F>, run: &str) -> Result<Answer<Vec<Fo
     // Writer and field names repeat on every line: each is allocated once and shared.
     let mut names = Names::default();
     walk(store, run, &mut answer.skipped, &mut |l| {
-        let mut fields = Vec::with_capacity(1);
+        let mut fields = RowFields::default();
         l.fields
-            .each(&mut |k, v| fields.push((names.get(k), v.into_owned())));
+            .each(&mut |k, v| fields.push(names.get(k), v.into_owned()));
         rows.push(ForwardRow {
             forward: l.forward,
             writer: names.get(l.writer),
