@@ -2,7 +2,7 @@
 //! only) against Python's `json.loads` over the same index lines, and `nodes(last=100)`.
 //!
 //! The index lines are generated directly in the documented format (docs/store-format.md) to
-//! save time; the last 100 forwards have real blobs written by the store's own blob writer.
+//! save time; the last 100 forwards have real blobs written by the store's own blob writer, in a pack.
 //! Runs `BENCH_ROUNDS` (default 5, at least 5) rounds, each timing Python once and then every
 //! read once, so a change in the machine's load falls on both sides alike; prints medians of
 //! wall-clock and CPU time, each read's ratio to Python, and the peak heap each read
@@ -112,13 +112,18 @@ fn facts(f: u64) -> Vec<Fact> {
     out
 }
 
-/// Write run `big` of `lines` forwards under `root`; the last [`BLOBS`] have real blobs.
+/// Write run `big` of `lines` forwards under `root` as a 2.0 writer lays it out (index lines
+/// naming a pack and an offset); the last [`BLOBS`] have real blobs in the pack, the others
+/// name ranges that are never fetched.
 fn write_run(root: &Path, lines: u64) -> PathBuf {
     somatize::store::writer::ensure_store(root).unwrap();
     let w = root.join("runs/big/w");
-    std::fs::create_dir_all(w.join("blobs")).unwrap();
+    std::fs::create_dir_all(w.join("packs")).unwrap();
     let index = w.join("index.jsonl");
     let mut out = std::io::BufWriter::new(std::fs::File::create(&index).unwrap());
+    let pack_name = somatize::store::format::pack_name(0);
+    let unfetched = somatize::store::format::pack_name(1);
+    let mut pack = Vec::new();
     for f in 0..lines {
         let written = 1_764_500_000_000_000u64 + f * 1000;
         let took = 900 + f % 77;
@@ -142,12 +147,13 @@ fn write_run(root: &Path, lines: u64) -> PathBuf {
                 tensors: vec![],
             };
             let (bytes, len, crc) = blob::write(Vec::new(), &meta, &rec).unwrap();
-            let name = somatize::store::format::blob_name(f);
-            std::fs::write(w.join(&name), bytes).unwrap();
-            format!(r#","blob":"{name}","len":{len},"crc32":{crc}"#)
+            let offset = pack.len();
+            pack.extend_from_slice(&bytes);
+            format!(r#","blob":"{pack_name}","offset":{offset},"len":{len},"crc32":{crc}"#)
         } else {
             format!(
-                r#","blob":"blobs/{f:012}.npz","len":{},"crc32":{}"#,
+                r#","blob":"{unfetched}","offset":{},"len":{},"crc32":{}"#,
+                f * 71_000,
                 70_000 + f % 999,
                 (f * 2_654_435_761) % (1 << 32)
             )
@@ -160,6 +166,7 @@ fn write_run(root: &Path, lines: u64) -> PathBuf {
         .unwrap();
     }
     out.flush().unwrap();
+    std::fs::write(w.join(&pack_name), pack).unwrap();
     index
 }
 
