@@ -91,6 +91,7 @@ fn the_demo_command_records_runs_that_raise_their_flags() {
         "{out}"
     );
     check_runs(&store);
+    every_suggested_command_runs(&out, &store);
     // The demo again into the same store replaces its earlier recording, not mixing into it.
     let (_, err) = demo(&store, &["--steps", "4", "--every", "1"]);
     assert!(
@@ -115,6 +116,63 @@ fn the_demo_command_records_runs_that_raise_their_flags() {
         store.join("runs/stalled/mine/index.jsonl").is_file(),
         "the other run is kept"
     );
+}
+
+/// Each command under "Look further:" run as printed, in a scratch folder: it succeeds, says
+/// something, and writes the file it names with `-o`. `serve` is skipped here (it serves until
+/// stopped; tests/serve.rs runs it); `report` takes the stand-in assets (no wasm build needed).
+fn every_suggested_command_runs(out: &str, store: &Path) {
+    let lines: Vec<&str> = out
+        .lines()
+        .skip_while(|l| *l != "Look further:")
+        .skip(1)
+        .collect();
+    assert!(
+        lines.len() >= 6,
+        "no suggestions after 'Look further:': {out}"
+    );
+    let scratch = temp_dir("demo-suggestions");
+    let assets = common::report_assets::assets();
+    let mut ran = 0;
+    for line in lines {
+        // "  somatize ARGS   what it does": the command ends where two spaces begin.
+        let command = line.trim_start().split("  ").next().unwrap_or_default();
+        let words: Vec<&str> = command.split_whitespace().collect();
+        assert_eq!(words.first(), Some(&"somatize"), "not a command: {line:?}");
+        assert!(
+            command.contains(&*store.display().to_string()) || words[1] == "about",
+            "the suggestion does not name the demo's store: {line:?}"
+        );
+        if words[1] == "serve" {
+            continue;
+        }
+        let run = Command::new(binary())
+            .args(&words[1..])
+            .current_dir(&scratch)
+            .env("SOMATIZE_ASSETS", &assets)
+            .output()
+            .expect("the binary runs");
+        let stdout = String::from_utf8_lossy(&run.stdout);
+        assert!(
+            run.status.success(),
+            "{command}: {}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        match words.iter().position(|w| *w == "-o") {
+            Some(i) => assert!(
+                scratch
+                    .join(words[i + 1])
+                    .metadata()
+                    .map(|m| m.len() > 0)
+                    .unwrap_or(false),
+                "{command} wrote no {}",
+                words[i + 1]
+            ),
+            None => assert!(!stdout.trim().is_empty(), "{command} printed nothing"),
+        }
+        ran += 1;
+    }
+    assert!(ran >= 6, "ran {ran} suggested commands");
 }
 
 /// The README's command exactly (`somatize demo --store DIR`): slow in a debug build, so

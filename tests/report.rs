@@ -2,18 +2,16 @@
 //! fetch, every script allowed by its hash), holds the run's snapshot, and fails by name for a
 //! missing run, a missing store and unbuilt assets.
 //!
-//! The assets are a stand-in folder: the real page (`www/`) and package sources (`pkg/*.js`)
-//! from this repository, with small stand-ins for what `scripts/build-wasm.sh` builds (the wasm,
-//! its glue and the vendored plotly), so this test does not need the wasm build.
+//! The assets are a stand-in folder (`common::report_assets`): the real page and package sources
+//! with small stand-ins for what `scripts/build-wasm.sh` builds, so this test needs no wasm build.
 
 mod common;
 
+use common::report_assets::assets;
 use common::temp_dir;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-const REPO: &str = env!("CARGO_MANIFEST_DIR");
 
 fn somatize(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_somatize"))
@@ -37,41 +35,6 @@ fn store() -> PathBuf {
             store
         })
         .clone()
-}
-
-fn copy_dir(from: &Path, to: &Path, ext: &str) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let p = e.path();
-        if p.is_file() && p.extension().is_some_and(|x| x == ext) {
-            std::fs::copy(&p, to.join(e.file_name())).unwrap();
-        }
-    }
-}
-
-/// The stand-in asset folder described in the header.
-fn assets() -> PathBuf {
-    let dir = temp_dir("report-assets");
-    let repo = Path::new(REPO);
-    for ext in ["js", "html", "css"] {
-        copy_dir(&repo.join("www"), &dir.join("www"), ext);
-    }
-    copy_dir(&repo.join("pkg"), &dir.join("pkg"), "js");
-    let files: [(&str, &[u8]); 5] = [
-        ("pkg/wasm/somatize_bg.wasm", b"\0asm\x01\0\0\0"),
-        (
-            "pkg/wasm/somatize.js",
-            b"// stand-in glue\nexport default async function init() {}\nexport const version = () => \"0\";\n",
-        ),
-        ("www/vendor/plotly.min.js", b"/* stand-in plotly */ window.Plotly = {};\n"),
-        ("www/vendor/plotly.css", b".js-plotly-plot { position: relative; }\n"),
-        ("www/vendor/plotly-csp.js", b"/* stand-in */\n"),
-    ];
-    for (rel, bytes) in files {
-        std::fs::create_dir_all(dir.join(rel).parent().unwrap()).unwrap();
-        std::fs::write(dir.join(rel), bytes).unwrap();
-    }
-    dir
 }
 
 fn report(store: &Path, assets: &Path, extra: &[&str]) -> (Output, PathBuf) {

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod mlp;
+pub mod report_assets;
 
 use somatize::store::{Fact, ForwardRecord, NodeStats, Num, TensorBytes};
 use somatize::tensor::DType;
