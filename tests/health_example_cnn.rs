@@ -2,13 +2,15 @@
 //! ReLU run, 12 SGD steps dumped as NPZ with graph.json) measured node by node and judged:
 //! none of NAN, INF, VANISHING, EXPLODING, DEAD, SATURATED, STALLED, OVERSTEPPING is raised.
 //!
-//! The dumps are opened here with the zip and npyz crates directly, because the project's
-//! NPZ reader is being written in parallel; every array in them is float32.
+//! The dumps are read with the project's own NPZ reader, as `somatize import` reads them.
 
+mod common;
+
+use common::BASIC_FLAGS;
 use somatize::health::{measure_forward, Step};
-use somatize::tensor::TypedTensor;
+use somatize::import::{folder_graph, read_step};
 use somatize::verdict::{diagnose, FlagKind, Forward, Thresholds};
-use std::io::Read;
+use std::path::Path;
 
 const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared");
 
@@ -18,43 +20,12 @@ fn run_dir() -> String {
     format!("{shared}/runs/example_cnn")
 }
 
-/// Every array of one step dump, by key (`param.0.weight`, `act.2`, `loss`, …).
-fn load_step(path: &str) -> Step {
-    let file = std::fs::File::open(path).expect("step file");
-    let mut zip = zip::ZipArchive::new(file).expect("an NPZ is a zip");
-    let mut out = Step::new();
-    for i in 0..zip.len() {
-        let mut entry = zip.by_index(i).expect("entry");
-        let key = entry
-            .name()
-            .expect("entry name")
-            .trim_end_matches(".npy")
-            .to_string();
-        let mut bytes = Vec::new();
-        entry.read_to_end(&mut bytes).expect("entry bytes");
-        let npy = npyz::NpyFile::new(&bytes[..]).expect("npy header");
-        let shape: Vec<usize> = npy.shape().iter().map(|&d| d as usize).collect();
-        let values: Vec<f32> = npy.into_vec().expect("float32 values");
-        let t = TypedTensor::from_f32(&key, values, shape).expect("shape matches");
-        out.insert(key, t);
-    }
-    out
-}
-
+/// The run's declared nodes, `(name, kind)` in order, from its `graph.json`.
 fn graph() -> Vec<(String, String)> {
-    let text = std::fs::read_to_string(format!("{}/graph.json", run_dir())).expect("graph.json");
-    let v: serde_json::Value = serde_json::from_str(&text).expect("graph JSON");
-    v["nodes"]
-        .as_array()
-        .expect("nodes")
-        .iter()
-        .map(|n| {
-            (
-                n["name"].as_str().unwrap().into(),
-                n["kind"].as_str().unwrap().into(),
-            )
-        })
-        .collect()
+    let graph = folder_graph(Path::new(&run_dir()))
+        .expect("graph.json parses")
+        .expect("the run has a graph.json");
+    graph.nodes.into_iter().map(|n| (n.name, n.kind)).collect()
 }
 
 fn forwards() -> Vec<Forward> {
@@ -62,7 +33,8 @@ fn forwards() -> Vec<Forward> {
     let mut out = Vec::new();
     let mut previous: Option<Step> = None;
     for number in 0..12u64 {
-        let step = load_step(&format!("{}/step_{number:06}.npz", run_dir()));
+        let path = format!("{}/step_{number:06}.npz", run_dir());
+        let step = read_step(Path::new(&path)).unwrap_or_else(|e| panic!("{path}: {e}"));
         let nodes = measure_forward(&graph, &step, previous.as_ref())
             .unwrap_or_else(|e| panic!("step {number}: {e}"));
         out.push(Forward { number, nodes });
@@ -83,20 +55,10 @@ fn the_healthy_example_run_raises_none_of_the_basic_flags() {
         "node 2 (ReLU) has no dead unit"
     );
     let verdict = diagnose(&forwards, &Thresholds::default());
-    let basic = [
-        FlagKind::Nan,
-        FlagKind::Inf,
-        FlagKind::Vanishing,
-        FlagKind::Exploding,
-        FlagKind::Dead,
-        FlagKind::Saturated,
-        FlagKind::Stalled,
-        FlagKind::Overstepping,
-    ];
     for (node, flags) in verdict.iter() {
         for f in flags {
             assert!(
-                !basic.contains(&f.kind),
+                !BASIC_FLAGS.contains(&f.kind),
                 "healthy run raised {f} at {node}: {:?}",
                 verdict.to_names()
             );

@@ -9,6 +9,7 @@
 mod common;
 
 use common::mlp::{matmul_t, tensor, train, Act, Recipe, Rng, HEALTHY};
+use common::BASIC_FLAGS as BASIC;
 
 /// The probe chain's batch and width, and the MLP's hidden width.
 const N: usize = HEALTHY.n;
@@ -49,17 +50,6 @@ fn record(recipe: Recipe) -> Vec<Forward> {
 fn judged(forwards: &[Forward]) -> Verdict {
     diagnose(forwards, &Thresholds::default())
 }
-
-const BASIC: [FlagKind; 8] = [
-    FlagKind::Nan,
-    FlagKind::Inf,
-    FlagKind::Vanishing,
-    FlagKind::Exploding,
-    FlagKind::Dead,
-    FlagKind::Saturated,
-    FlagKind::Stalled,
-    FlagKind::Overstepping,
-];
 
 #[test]
 fn the_healthy_runs_raise_none_of_the_basic_flags_and_learn() {

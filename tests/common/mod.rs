@@ -6,6 +6,7 @@ pub mod report_assets;
 
 use somatize::store::{Fact, ForwardRecord, NodeStats, Num, TensorBytes};
 use somatize::tensor::DType;
+use somatize::verdict::FlagKind;
 use std::borrow::Cow;
 use std::path::PathBuf;
 
@@ -97,3 +98,16 @@ pub fn somatize(args: &[&str]) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// The eight flags read from one node's own statistics (NAN … OVERSTEPPING), as opposed to the
+/// channel and cross-layer ones: what a healthy run must raise none of.
+pub const BASIC_FLAGS: [FlagKind; 8] = [
+    FlagKind::Nan,
+    FlagKind::Inf,
+    FlagKind::Vanishing,
+    FlagKind::Exploding,
+    FlagKind::Dead,
+    FlagKind::Saturated,
+    FlagKind::Stalled,
+    FlagKind::Overstepping,
+];
