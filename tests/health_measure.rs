@@ -1,7 +1,6 @@
 //! Measuring nodes for the verdict, on small tensors built here in code.
 //!
-//! The tensors are built in code because the NPZ reader is being written in parallel; every
-//! expected value is worked out by hand in the comments, or by a plain loop written here
+//! The tensors are built in code, small enough that every expected value is worked out by hand in the comments, or by a plain loop written here
 //! independently of the one-pass code, or (CKA) by numpy 2.4 as noted.
 
 use somatize::health::{

@@ -3,8 +3,8 @@
 //! `measure_forward` and judged with `diagnose`. Each run is made sick one way and shows the
 //! flag for it; the healthy one shows none of the basic flags.
 //!
-//! The store is being written in parallel, so the steps stay in memory here; the record and
-//! store tests carry the same runs through a store.
+//! The steps stay in memory here, so a failure points at the rules, not the store; the
+//! health_store tests carry the same runs through a store.
 
 mod common;
 
