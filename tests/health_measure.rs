@@ -1,7 +1,8 @@
 //! Measuring nodes for the verdict, on small tensors built here in code.
 //!
-//! The tensors are built in code, small enough that every expected value is worked out by hand in the comments, or by a plain loop written here
-//! independently of the one-pass code, or (CKA) by numpy 2.4 as noted.
+//! The tensors are built in code, small enough that every expected value is worked out by hand
+//! in the comments, or by a plain loop written here independently of the one-pass code, or
+//! (CKA) by numpy 2.4 as noted.
 
 use somatize::health::{
     linear_cka, measure, measure_loss, rank_metrics, MeasureError, Metrics, NodeTensors, RankOf,
