@@ -66,11 +66,14 @@ fn compare(file: &str, got: &Value, want: &Value) -> Vec<String> {
     bad
 }
 
-#[test]
-fn every_good_fixture_matches_numpy_from_a_path() {
+/// Every good fixture summarised by `summarize(file name)`, compared with numpy's values; every
+/// mismatch or error listed at once.
+fn every_good_fixture_matches_numpy(
+    summarize: impl Fn(&str) -> Result<somatize::tensor::Summaries, somatize::tensor::TensorError>,
+) {
     let mut bad = Vec::new();
     for (file, want) in expected() {
-        match TensorFile::open_path(fixture(&file)).and_then(|mut f| f.summarize()) {
+        match summarize(&file) {
             Ok(s) => bad.extend(compare(&file, &serde_json::to_value(&s).unwrap(), &want)),
             Err(e) => bad.push(format!("{file}: {e}")),
         }
@@ -84,21 +87,16 @@ fn every_good_fixture_matches_numpy_from_a_path() {
 }
 
 #[test]
+fn every_good_fixture_matches_numpy_from_a_path() {
+    every_good_fixture_matches_numpy(|file| TensorFile::open_path(fixture(file))?.summarize());
+}
+
+#[test]
 fn every_good_fixture_matches_numpy_from_bytes() {
-    let mut bad = Vec::new();
-    for (file, want) in expected() {
-        let bytes = std::fs::read(fixture(&file)).unwrap();
-        match TensorFile::open_bytes(&file, &bytes).and_then(|mut f| f.summarize()) {
-            Ok(s) => bad.extend(compare(&file, &serde_json::to_value(&s).unwrap(), &want)),
-            Err(e) => bad.push(format!("{file}: {e}")),
-        }
-    }
-    assert!(
-        bad.is_empty(),
-        "{} mismatches:\n{}",
-        bad.len(),
-        bad.join("\n")
-    );
+    every_good_fixture_matches_numpy(|file| {
+        let bytes = std::fs::read(fixture(file)).unwrap();
+        TensorFile::open_bytes(file, &bytes)?.summarize()
+    });
 }
 
 /// Open `name` (bytes given) and read the stats of every entry; the first error.
