@@ -40,9 +40,14 @@ function cell(v, key = "") {
 }
 
 /** Draw figure `name` into `container`, or say there why it could not be drawn. */
-async function figureInto(container, name, options) {
+function figureInto(container, name, options) {
+  return drawInto(container, name, () => adapter.figure(current.store, name, options));
+}
+
+/** Draw the figure `get()` gives into `container`, or say there why it could not be drawn. */
+async function drawInto(container, name, get) {
   try {
-    await draw(container, await adapter.figure(current.store, name, options));
+    await draw(container, await get());
   } catch (e) {
     delete container.dataset.drawn;
     globalThis.Plotly?.purge(container); // plotly keeps state on the element; start afresh next time
@@ -276,20 +281,16 @@ async function judgeRun(run, thresholds) {
   validThresholds(thresholds);
   current.thresholds = thresholds;
   const last = lastN();
-  const { store } = current;
-  // Everything is asked at once: the worker answers back to back while the page draws.
-  const settle = (p) => p.then((ok) => ({ ok }), (error) => ({ error }));
-  const asked = {
-    diagnose: settle(adapter.diagnose(store, run, thresholds, last)),
-    alerts: settle(adapter.alerts(store, run, thresholds, last)),
-    where: settle(adapter.where(store, run, thresholds, last)),
-  };
+  // One question (the package's judge: one read, one verdict, one check that the run did not
+  // grow); the three figures are drawn while the tables are filled.
+  const got = await adapter.judge(current.store, run, thresholds, last, $("measure").value);
+  const part = (p) => () => (p.error ? Promise.reject(p.error) : p.ok);
   const figures = Promise.all([
-    figureInto($("fig-profile"), "profile", { run, of: $("measure").value, thresholds, last }),
-    figureInto($("fig-flags"), "flags", { run, thresholds, last }),
-    figureInto($("fig-overlaid"), "overlaid", { run, thresholds, last }),
+    drawInto($("fig-profile"), "profile", part(got.profile)),
+    drawInto($("fig-flags"), "flags", part(got.flags)),
+    drawInto($("fig-overlaid"), "overlaid", part(got.overlaid)),
   ]);
-  const [d, alerts, where] = await Promise.all([asked.diagnose, asked.alerts, asked.where]);
+  const { diagnose: d, alerts, where } = got;
   if (d.error) fill($("verdict"), el("p", { class: "error" }, `diagnose: ${d.error.message}`));
   else {
     const f = d.ok.forwards;
