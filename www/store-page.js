@@ -39,6 +39,13 @@ function cell(v, key = "") {
   return typeof v === "object" ? JSON.stringify(v) : String(v);
 }
 
+/** After the browser painted what the DOM holds now (a frame, then the task after it); at most
+ * 100 ms later in a hidden tab, where frames do not come. */
+const nextPaint = () => new Promise((resolve) => {
+  requestAnimationFrame(() => setTimeout(resolve, 0));
+  setTimeout(resolve, 100);
+});
+
 /** Draw figure `name` into `container`, or say there why it could not be drawn. */
 function figureInto(container, name, options) {
   return drawInto(container, name, () => adapter.figure(current.store, name, options));
@@ -282,14 +289,8 @@ async function judgeRun(run, thresholds) {
   current.thresholds = thresholds;
   const last = lastN();
   // One question (the package's judge: one read, one verdict, one check that the run did not
-  // grow); the three figures are drawn while the tables are filled.
+  // grow), then the verdict and where tables, then the three figures.
   const got = await adapter.judge(current.store, run, thresholds, last, $("measure").value);
-  const part = (p) => () => (p.error ? Promise.reject(p.error) : p.ok);
-  const figures = Promise.all([
-    drawInto($("fig-profile"), "profile", part(got.profile)),
-    drawInto($("fig-flags"), "flags", part(got.flags)),
-    drawInto($("fig-overlaid"), "overlaid", part(got.overlaid)),
-  ]);
   const { diagnose: d, alerts, where } = got;
   if (d.error) fill($("verdict"), el("p", { class: "error" }, `diagnose: ${d.error.message}`));
   else {
@@ -301,7 +302,14 @@ async function judgeRun(run, thresholds) {
   }
   if (where.error) fill($("where"), el("p", { class: "error" }, `where: ${where.error.message}`));
   else showWhere(where.ok);
-  await figures;
+  // The tables first (the answer people read) and painted, then the figures.
+  await nextPaint();
+  const part = (p) => () => (p.error ? Promise.reject(p.error) : p.ok);
+  await Promise.all([
+    drawInto($("fig-profile"), "profile", part(got.profile)),
+    drawInto($("fig-flags"), "flags", part(got.flags)),
+    drawInto($("fig-overlaid"), "overlaid", part(got.overlaid)),
+  ]);
 }
 
 /** Follow the store live: 2 s after each look, see new files, and redraw the runs table and
