@@ -270,6 +270,17 @@ export class Store {
   where(options: { run: string; thresholds?: Record<string, number>; last?: number }): Promise<Record<string, string[]>>;
   /** What is wrong, loudly, with since-when and advice. */
   alerts(options: { run: string; thresholds?: Record<string, number>; last?: number }): Promise<Alert[]>;
+  /** What a threshold edit asks, in one call over one read and one diagnosis: each part is
+   * what diagnose, alerts, where and figure({kind: "profile" | "flags" | "overlaid", of})
+   * answer with the same options (`of`: the profile's measurement, default grad_norm). */
+  judge(options: { run: string; thresholds?: Record<string, number>; last?: number; of?: string }): Promise<{
+    diagnose: Diagnosis;
+    alerts: Alert[];
+    where: Record<string, string[]>;
+    profile: Figure;
+    flags: Figure;
+    overlaid: Figure;
+  }>;
   /** A figure as Plotly figure JSON, with what was skipped to draw it. */
   figure(options: {
     kind: "progress" | "spent" | "gantt" | "machines" | "profile" | "flags" | "overlaid";

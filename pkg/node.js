@@ -21,7 +21,10 @@ function inProcess(handle, source) {
   return new Store({
     call: (name, options) => later(() => (live(), handle.call(name, options))),
     stats: () => later(() => ({ ...source.counts })),
-    refresh: () => later(() => {}),
+    refresh: () =>
+      later(() => {
+        if (open) handle.refreshed(); // the next health answer asks whether the run grew
+      }),
     close: () =>
       later(() => {
         if (!open) return;

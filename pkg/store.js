@@ -95,6 +95,10 @@ export class Store {
   alerts(options) {
     return this.call("alerts", options);
   }
+  /** A threshold edit's answers in one call, over one read and one verdict: judge({run, thresholds?, last?, of?}) -> {diagnose, alerts, where, profile, flags, overlaid}, each as its own call gives it. */
+  judge(options) {
+    return this.call("judge", options);
+  }
 
   /** What this store's source has read so far: {reads, bytes}. */
   stats() {

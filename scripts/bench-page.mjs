@@ -88,6 +88,36 @@ function zoom(page, id, k) {
   }, [id, k]);
 }
 
+/**
+ * The same interaction timed by the page's own clock, without playwright's round trips: from
+ * setting control `id` to `value` (and its `event`) to what `until` says, each of:
+ * `{title: [figureId, text]}` (the figure's title includes the text), `{changed: figureId}` (its
+ * data changed) or `{text: elementId}` (its text changed). Covers the handler, the worker's
+ * answer and plotly's drawing. One time per condition, in the order given.
+ */
+function inPage(page, id, value, event, ...until) {
+  return page.evaluate(async ([id, value, event, until]) => {
+    const data = (f) => JSON.stringify(document.getElementById(f).data);
+    const text = (e) => document.getElementById(e)?.textContent;
+    const before = until.map((u) => (u.changed ? data(u.changed) : u.text ? text(u.text) : null));
+    const done = (u, i) => (u.title
+      ? document.querySelector(`#${u.title[0]} .gtitle`)?.textContent.includes(u.title[1])
+      : u.changed ? data(u.changed) !== before[i] : text(u.text) !== before[i]);
+    const control = document.getElementById(id);
+    const times = until.map(() => null);
+    const t0 = performance.now();
+    control.value = value;
+    control.dispatchEvent(new Event(event, { bubbles: true }));
+    while (times.includes(null)) {
+      until.forEach((u, i) => {
+        if (times[i] === null && done(u, i)) times[i] = performance.now() - t0;
+      });
+      if (times.includes(null)) await new Promise((r) => setTimeout(r, 0));
+    }
+    return times.length === 1 ? times[0] : times;
+  }, [id, value, event, until]);
+}
+
 /** One page load: open, then each interaction REPEAT times. */
 async function round(browser, origin) {
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
@@ -107,7 +137,8 @@ async function round(browser, origin) {
   await page.waitForFunction(() => document.querySelector("#status").textContent.startsWith("Showing run"), null, { timeout: 600_000 });
   out.shown = performance.now() - t0;
   if (errors.length || (await page.textContent("#error"))) throw new Error(`the page failed: ${errors.join("; ")} ${await page.textContent("#error")}`);
-  const acts = { hover: [], zoomIn: [], zoomOut: [], measure: [], node: [], forward: [], threshold: [], hoverHistory: [] };
+  const acts = { hover: [], zoomIn: [], zoomOut: [], measure: [], node: [], forward: [], threshold: [], hoverHistory: [],
+    measureIn: [], nodeIn: [], forwardIn: [], verdictIn: [], thresholdIn: [] };
   const measures = await page.locator("#measure option").allTextContents();
   const nodes = await page.locator("#history-node option").allTextContents();
   const forwards = await page.locator("#forward option").allTextContents();
@@ -139,6 +170,21 @@ async function round(browser, origin) {
       await page.fill("#t-vanishing_mean_abs", String(k % 2 ? 1e-3 : 1));
       await page.waitForFunction((b) => JSON.stringify(document.getElementById("fig-flags").data) !== b, before);
     }));
+    // The same four, timed in the page (other values, so nothing is answered from a cache).
+    await page.waitForTimeout(1100); // as a person would: past the second a freshness check is trusted
+    const m2 = measures[(k + 3) % measures.length];
+    acts.measureIn.push(await inPage(page, "measure", m2, "change", { title: ["fig-profile", m2] }));
+    await page.waitForTimeout(1100);
+    const n2 = nodes[(k + 3) % nodes.length];
+    acts.nodeIn.push(await inPage(page, "history-node", n2, "change", { title: ["fig-history", ` of ${n2} `] }));
+    const f2 = forwards[forwards.length - 1 - REPEAT - k];
+    acts.forwardIn.push(await inPage(page, "forward", f2, "change", { title: ["fig-gantt", f2] }));
+    await page.waitForTimeout(1100);
+    // A third bound (no VANISHING at all), unlike both that playwright sets in turn.
+    const [verdictShown, flagsDrawn] = await inPage(page, "t-vanishing_mean_abs", "1e-12", "input",
+      { text: "verdict-summary" }, { changed: "fig-flags" });
+    acts.verdictIn.push(verdictShown);
+    acts.thresholdIn.push(flagsDrawn);
   }
   out.decimated = await page.getAttribute("#fig-progress", "data-decimated");
   for (const [k, v] of Object.entries(acts)) out[k] = median(v);
@@ -147,22 +193,51 @@ async function round(browser, origin) {
   return out;
 }
 
-/** The baseline: what choosing a measurement cost before health reads were kept — the profile
- * figure asked of a store with nothing read yet (one blob fetch per forward judged), against
- * the same question asked again of it (the kept read), both timed in the page without drawing. */
+/** The baselines, each pair timed in the page in the same run without drawing:
+ * - what choosing a measurement cost before health reads were kept — the profile figure asked
+ *   of a store with nothing read yet (one blob fetch per forward judged) — against the same
+ *   question asked again of it (the kept read);
+ * - a threshold edit as six questions at once (diagnose, alerts, where, three figures; what the
+ *   page asked before `judge`) against one `judge`, each after a pause past the second a
+ *   freshness check is trusted;
+ * - a forward's gantt found by bisecting the index (nothing kept) against one among the lines a
+ *   `scan({last: 1000})` kept (what the page offers). */
 function baseline(page, origin) {
   return page.evaluate(async (url) => {
     const pkg = await import("/pkg/browser.js");
     const store = await pkg.openStore(url);
-    const ask = (of) => store.figure({ kind: "profile", run: "long", of, last: 1000 });
-    let t0 = performance.now();
-    await ask("grad_norm");
-    const unkept = performance.now() - t0;
-    t0 = performance.now();
-    await ask("update_ratio");
-    const kept = performance.now() - t0;
+    const run = "long";
+    const time = async (f) => {
+      const t0 = performance.now();
+      await f();
+      return performance.now() - t0;
+    };
+    const pause = () => new Promise((r) => setTimeout(r, 1100));
+    const ask = (of) => store.figure({ kind: "profile", run, of, last: 1000 });
+    const unkept = await time(() => ask("grad_norm"));
+    const kept = await time(() => ask("update_ratio"));
+    const six = [];
+    const judged = [];
+    for (let k = 0; k < 3; k++) {
+      const thresholds = { vanishing_mean_abs: 10 ** -(k + 2) };
+      const o = { run, thresholds, last: 1000 };
+      await pause();
+      six.push(await time(() => Promise.all([store.diagnose(o), store.alerts(o), store.where(o),
+        store.figure({ kind: "profile", of: "grad_norm", ...o }), store.figure({ kind: "flags", ...o }),
+        store.figure({ kind: "overlaid", ...o })])));
+      await pause();
+      judged.push(await time(() => store.judge({ ...o, thresholds: { vanishing_mean_abs: 10 ** -(k + 6) }, of: "grad_norm" })));
+    }
+    const { rows } = await store.scan({ run, last: 1 });
+    const end = rows[0].forward;
+    const bisected = [];
+    const found = [];
+    for (let k = 0; k < 3; k++) bisected.push(await time(() => store.figure({ kind: "gantt", run, forward: end - 1 - k })));
+    await store.scan({ run, last: 1000 });
+    for (let k = 0; k < 3; k++) found.push(await time(() => store.figure({ kind: "gantt", run, forward: end - 11 - k })));
     await store.close();
-    return { unkept, kept };
+    const med = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+    return { unkept, kept, six: med(six), judged: med(judged), bisected: med(bisected), found: med(found) };
   }, `${origin}/${rel}/`);
 }
 
@@ -200,11 +275,28 @@ async function main() {
     ["choose a forward (gantt)", "forward"],
     ["edit a threshold (verdict, 5 figures)", "threshold"],
   ]) console.log(`  ${name.padEnd(40)} ${ms(med((r) => r[key]))}`);
+  console.log("  the same, by the page's clock (from the change to plotly's drawing; after a pause of 1.1 s):");
+  for (const [name, key] of [
+    ["choose a measurement (profile)", "measureIn"],
+    ["choose a node (history)", "nodeIn"],
+    ["choose a forward (gantt)", "forwardIn"],
+    ["edit a threshold: the verdict table shown", "verdictIn"],
+    ["edit a threshold: all five redrawn", "thresholdIn"],
+  ]) console.log(`  ${name.padEnd(40)} ${ms(med((r) => r[key]))}`);
   const unkept = med((r) => r.baseline.unkept);
   const kept = med((r) => r.baseline.kept);
   console.log("  baseline, the profile asked of the worker without drawing (last 1,000 forwards):");
   console.log(`  ${"nothing read yet (as before: every time)".padEnd(40)} ${ms(unkept)}`);
   console.log(`  ${"the read kept".padEnd(40)} ${ms(kept)}   ${(unkept / kept).toFixed(0)}x faster`);
+  const pair = (title, a, b, [ka, kb]) => {
+    const va = med((r) => r.baseline[ka]);
+    const vb = med((r) => r.baseline[kb]);
+    console.log(`  ${title}:`);
+    console.log(`  ${a.padEnd(40)} ${ms(va)}`);
+    console.log(`  ${b.padEnd(40)} ${ms(vb)}   ${(va / vb).toFixed(1)}x faster`);
+  };
+  pair("a threshold edit's answers, in the worker (kept read, last 1,000)", "six questions at once (before)", "one judge", ["six", "judged"]);
+  pair("a forward's gantt, in the worker", "found by bisecting the index (before)", "among the lines kept by scan({last})", ["bisected", "found"]);
 }
 
 main().catch((e) => {

@@ -108,3 +108,44 @@ fn an_unchanged_run_is_read_once_and_a_grown_one_again() {
     assert_eq!(numbers, [0, 1, 2, 3, 4, 5], "the grown run is read again");
     let _ = std::fs::remove_dir_all(&root);
 }
+
+#[test]
+fn read_at_asks_whether_the_run_grew_at_most_once_a_second() {
+    use somatize::health::store::FRESH_MS;
+    let root = temp_dir("health-cache-clock");
+    record(&root, "a", 0, 3);
+    let store = Store::open(Counting {
+        inner: DirFs::new(&root),
+        reads: Cell::new(0),
+    })
+    .expect("open");
+    let mut cache = HealthCache::default();
+    let numbers = |h: &somatize::health::store::RunHealth| -> Vec<u64> {
+        h.forwards.iter().map(|f| f.number).collect()
+    };
+    let first = cache.read_at(&store, "a", None, 0.0).unwrap();
+    record(&root, "a", 3, 5);
+    // Within a second of the check, the kept read is trusted: the growth is not seen yet.
+    let soon = cache.read_at(&store, "a", None, FRESH_MS - 1.0).unwrap();
+    assert!(Arc::ptr_eq(&first, &soon), "trusted within a second");
+    // A second later the store is asked and the grown run read again.
+    let later = cache.read_at(&store, "a", None, FRESH_MS).unwrap();
+    assert_eq!(numbers(&later), [0, 1, 2, 3, 4]);
+    // recheck() (the store's files were refreshed) asks at once; so does `read`.
+    record(&root, "a", 5, 6);
+    cache.recheck();
+    let now = cache.read_at(&store, "a", None, FRESH_MS + 1.0).unwrap();
+    assert_eq!(numbers(&now), [0, 1, 2, 3, 4, 5]);
+    record(&root, "a", 6, 7);
+    assert_eq!(numbers(&cache.read(&store, "a", None).unwrap()).len(), 7);
+    // Another window is its own read, whatever the clock.
+    assert_eq!(
+        cache
+            .read_at(&store, "a", Some(2), FRESH_MS + 2.0)
+            .unwrap()
+            .forwards
+            .len(),
+        2
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}

@@ -81,6 +81,41 @@ export async function where(store, run, thresholds, last) {
   return Object.entries((await call(store, "where", { run, thresholds, last })) ?? {});
 }
 
+/**
+ * What a threshold edit asks, in one call when the package has `judge` (one read of the run,
+ * one verdict): `{diagnose, alerts, where, profile, flags, overlaid}`, each as `diagnose`,
+ * `alerts`, `where` and `figure` here give it (`of`: the profile's measurement). A package
+ * without `judge` is asked the six questions at once instead. Each part is `{ok}` or `{error}`.
+ */
+export async function judge(store, run, thresholds, last, of) {
+  if (typeof store.judge !== "function") {
+    const [d, a, w, profile, flags, overlaid] = await Promise.all([
+      diagnose(store, run, thresholds, last), alerts(store, run, thresholds, last), where(store, run, thresholds, last),
+      figure(store, "profile", { run, of, thresholds, last }), figure(store, "flags", { run, thresholds, last }),
+      figure(store, "overlaid", { run, thresholds, last }),
+    ].map((p) => p.then((ok) => ({ ok }), (error) => ({ error }))));
+    return { diagnose: d, alerts: a, where: w, profile, flags, overlaid };
+  }
+  let got;
+  try {
+    got = await store.judge({ run, thresholds, last, of });
+  } catch (error) {
+    return Object.fromEntries(["diagnose", "alerts", "where", "profile", "flags", "overlaid"].map((k) => [k, { error }]));
+  }
+  for (const name of ["profile", "flags", "overlaid"]) {
+    if (got[name]?.skipped?.length) skippedListener(name, got[name].skipped);
+  }
+  const d = got.diagnose;
+  return {
+    diagnose: { ok: { verdict: d?.diagnosis, thresholds: d?.thresholds ?? thresholds, forwards: d?.forwards } },
+    alerts: { ok: got.alerts },
+    where: { ok: Object.entries(got.where ?? {}) },
+    profile: { ok: got.profile },
+    flags: { ok: got.flags },
+    overlaid: { ok: got.overlaid },
+  };
+}
+
 /** One node's measurement `of` over the run's forwards (the `last` of them): `[[forward, value]]`. */
 export function history(store, run, node, of, last) {
   return call(store, "history", { run, node, of, last });

@@ -39,10 +39,22 @@ function cell(v, key = "") {
   return typeof v === "object" ? JSON.stringify(v) : String(v);
 }
 
+/** After the browser painted what the DOM holds now (a frame, then the task after it); at most
+ * 100 ms later in a hidden tab, where frames do not come. */
+const nextPaint = () => new Promise((resolve) => {
+  requestAnimationFrame(() => setTimeout(resolve, 0));
+  setTimeout(resolve, 100);
+});
+
 /** Draw figure `name` into `container`, or say there why it could not be drawn. */
-async function figureInto(container, name, options) {
+function figureInto(container, name, options) {
+  return drawInto(container, name, () => adapter.figure(current.store, name, options));
+}
+
+/** Draw the figure `get()` gives into `container`, or say there why it could not be drawn. */
+async function drawInto(container, name, get) {
   try {
-    await draw(container, await adapter.figure(current.store, name, options));
+    await draw(container, await get());
   } catch (e) {
     delete container.dataset.drawn;
     globalThis.Plotly?.purge(container); // plotly keeps state on the element; start afresh next time
@@ -276,20 +288,10 @@ async function judgeRun(run, thresholds) {
   validThresholds(thresholds);
   current.thresholds = thresholds;
   const last = lastN();
-  const { store } = current;
-  // Everything is asked at once: the worker answers back to back while the page draws.
-  const settle = (p) => p.then((ok) => ({ ok }), (error) => ({ error }));
-  const asked = {
-    diagnose: settle(adapter.diagnose(store, run, thresholds, last)),
-    alerts: settle(adapter.alerts(store, run, thresholds, last)),
-    where: settle(adapter.where(store, run, thresholds, last)),
-  };
-  const figures = Promise.all([
-    figureInto($("fig-profile"), "profile", { run, of: $("measure").value, thresholds, last }),
-    figureInto($("fig-flags"), "flags", { run, thresholds, last }),
-    figureInto($("fig-overlaid"), "overlaid", { run, thresholds, last }),
-  ]);
-  const [d, alerts, where] = await Promise.all([asked.diagnose, asked.alerts, asked.where]);
+  // One question (the package's judge: one read, one verdict, one check that the run did not
+  // grow), then the verdict and where tables, then the three figures.
+  const got = await adapter.judge(current.store, run, thresholds, last, $("measure").value);
+  const { diagnose: d, alerts, where } = got;
   if (d.error) fill($("verdict"), el("p", { class: "error" }, `diagnose: ${d.error.message}`));
   else {
     const f = d.ok.forwards;
@@ -300,7 +302,14 @@ async function judgeRun(run, thresholds) {
   }
   if (where.error) fill($("where"), el("p", { class: "error" }, `where: ${where.error.message}`));
   else showWhere(where.ok);
-  await figures;
+  // The tables first (the answer people read) and painted, then the figures.
+  await nextPaint();
+  const part = (p) => () => (p.error ? Promise.reject(p.error) : p.ok);
+  await Promise.all([
+    drawInto($("fig-profile"), "profile", part(got.profile)),
+    drawInto($("fig-flags"), "flags", part(got.flags)),
+    drawInto($("fig-overlaid"), "overlaid", part(got.overlaid)),
+  ]);
 }
 
 /** Follow the store live: 2 s after each look, see new files, and redraw the runs table and

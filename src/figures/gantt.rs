@@ -10,17 +10,35 @@
 
 use super::spent::first_seen;
 use super::{colour, num, Figure};
-use crate::readback::facts::facts;
+use crate::readback::facts::{facts, facts_of};
 use crate::readback::fleet::call_target;
-use crate::readback::{ReadbackError, Result};
+use crate::readback::{KeptLines, ReadbackError, Result};
 use crate::store::{Fact, Store, StoreFs};
 use serde_json::json;
 use std::collections::HashMap;
 
-/// One forward of a run on a timeline. One fetch (per writer that recorded it); a forward the
-/// run does not hold is `NoSuchForward`.
+/// One forward of a run on a timeline. One fetch (per writer that recorded it), after finding
+/// its line by bisecting each index; a forward the run does not hold is `NoSuchForward`.
 pub fn gantt<F: StoreFs>(store: &Store<F>, run: &str, forward: u64) -> Result<Figure> {
-    let facts = facts(store, run, forward)?.ok_or_else(|| ReadbackError::NoSuchForward {
+    gantt_kept(store, run, forward, &KeptLines::default())
+}
+
+/// [`gantt`], its forward's lines taken from `kept` when those say for certain (then the index
+/// is not read: one listing of the writer folders, then the fetch); the same figure.
+pub fn gantt_kept<F: StoreFs>(
+    store: &Store<F>,
+    run: &str,
+    forward: u64,
+    kept: &KeptLines,
+) -> Result<Figure> {
+    let found = match kept
+        .find(store, run, forward)
+        .map_err(|e| ReadbackError::in_run(run, e))?
+    {
+        Some(items) => facts_of(store, run, forward, items)?,
+        None => facts(store, run, forward)?,
+    };
+    let facts = found.ok_or_else(|| ReadbackError::NoSuchForward {
         run: run.to_string(),
         forward,
     })?;

@@ -435,13 +435,20 @@ fn stamp<F: StoreFs>(
 /// The last health read of a store, kept while the run's record is unchanged: every health
 /// answer and figure over the same run and window (`seen`, `diagnose` at any thresholds,
 /// `history` of any node, …) then costs no blob fetch. Whether it is unchanged is asked of
-/// the store each time, as the length of each index it was read from (one length per writer;
-/// over HTTP one HEAD request), so a run being written is read again once it grew. A read
-/// that skipped anything is not kept (a blob may be readable on the next try).
+/// the store as the length of each index it was read from (one length per writer; over HTTP
+/// one HEAD request), so a run being written is read again once it grew: by [`read`](Self::read)
+/// every time, by [`read_at`](Self::read_at) at most once per [`FRESH_MS`] of the caller's
+/// clock. A read that skipped anything is not kept (a blob may be readable on the next try).
 #[derive(Debug, Default)]
 pub struct HealthCache {
     kept: Option<Kept>,
 }
+
+/// How long, in milliseconds, a kept read found unchanged is trusted by
+/// [`HealthCache::read_at`] without asking the store again: one check per interaction of a
+/// person (a threshold edit's answers, a node chosen then its measurement), at most a second
+/// behind a run being written.
+pub const FRESH_MS: f64 = 1000.0;
 
 #[derive(Debug)]
 struct Kept {
@@ -449,22 +456,56 @@ struct Kept {
     last: Option<usize>,
     stamp: Stamp,
     health: std::sync::Arc<RunHealth>,
+    /// When the run was last found unchanged (or read), by the clock of `read_at`'s caller.
+    checked_ms: Option<f64>,
 }
 
 impl HealthCache {
     /// [`read`] of `run` (all forwards, or the last `last`), or the kept read when the run is
-    /// unchanged since.
+    /// unchanged since (asked of the store each time).
     pub fn read<F: StoreFs>(
         &mut self,
         store: &Store<F>,
         run: &str,
         last: Option<usize>,
     ) -> Result<std::sync::Arc<RunHealth>, HealthError> {
-        crate::store::names::run(run)?;
+        self.read_checked(store, run, last, None)
+    }
+
+    /// [`read`](Self::read) at time `now_ms` (milliseconds, any monotonic-enough clock): the
+    /// kept read of the same run and window is given without asking the store when it was
+    /// found unchanged (or read) less than [`FRESH_MS`] before `now_ms`.
+    pub fn read_at<F: StoreFs>(
+        &mut self,
+        store: &Store<F>,
+        run: &str,
+        last: Option<usize>,
+        now_ms: f64,
+    ) -> Result<std::sync::Arc<RunHealth>, HealthError> {
         if let Some(k) = &self.kept {
+            let recent = k
+                .checked_ms
+                .is_some_and(|t| now_ms >= t && now_ms - t < FRESH_MS);
+            if k.run == run && k.last == last && recent {
+                return Ok(k.health.clone());
+            }
+        }
+        self.read_checked(store, run, last, Some(now_ms))
+    }
+
+    fn read_checked<F: StoreFs>(
+        &mut self,
+        store: &Store<F>,
+        run: &str,
+        last: Option<usize>,
+        now_ms: Option<f64>,
+    ) -> Result<std::sync::Arc<RunHealth>, HealthError> {
+        crate::store::names::run(run)?;
+        if let Some(k) = &mut self.kept {
             if k.run == run && k.last == last {
                 let writers: Vec<String> = k.stamp.iter().map(|(w, _)| w.clone()).collect();
                 if stamp(store, run, &writers)? == k.stamp {
+                    k.checked_ms = now_ms.or(k.checked_ms);
                     return Ok(k.health.clone());
                 }
             }
@@ -478,9 +519,18 @@ impl HealthCache {
                 last,
                 stamp: before,
                 health: health.clone(),
+                checked_ms: now_ms,
             });
         }
         Ok(health)
+    }
+
+    /// Ask the store again on the next read, however recently it was checked (after a
+    /// refresh of the store's files, say).
+    pub fn recheck(&mut self) {
+        if let Some(k) = &mut self.kept {
+            k.checked_ms = None;
+        }
     }
 
     /// Forget the kept read.

@@ -30,6 +30,17 @@ pub fn facts<F: StoreFs>(store: &Store<F>, run: &str, forward: u64) -> Result<Op
             ),
         }
     }
+    facts_of(store, run, forward, items)
+}
+
+/// The facts of forward `forward` of `run` from its index lines `items` (one per writer that
+/// recorded it, in writer order), as [`facts`] gives them: `None` when there are none.
+pub fn facts_of<F: StoreFs>(
+    store: &Store<F>,
+    run: &str,
+    forward: u64,
+    items: Vec<ScanItem>,
+) -> Result<Option<Vec<Fact>>> {
     if items.is_empty() {
         return Ok(None);
     }

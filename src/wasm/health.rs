@@ -2,6 +2,7 @@
 
 use super::readback::{FigureJs, FigureOpts};
 use super::*;
+use crate::health::store::{Diagnosis, HealthFigure, RunHealth};
 use crate::health::HealthCache;
 use std::cell::RefCell;
 
@@ -36,10 +37,7 @@ pub(super) fn health_call<F: StoreFs>(
     name: &str,
     o: HealthOpts,
 ) -> Result<JsValue, JsError> {
-    let h = cache
-        .borrow_mut()
-        .read(store, &o.run, o.last)
-        .map_err(js_err)?;
+    let h = kept_read(store, cache, &o.run, o.last)?;
     let t = thresholds_of(o.thresholds.as_ref())?;
     match name {
         "seen" => to_js(&crate::health::json::seen_json(&h.seen())),
@@ -51,14 +49,7 @@ pub(super) fn health_call<F: StoreFs>(
                 .ok_or_else(|| JsError::new("history needs {run, node}"))?;
             to_js(&h.history(node, o.of.as_deref().unwrap_or("grad_norm")))
         }
-        "where" => {
-            let folded: serde_json::Map<String, serde_json::Value> = h
-                .overlay(&h.diagnose(&t))
-                .into_iter()
-                .map(|(node, flags)| (node, serde_json::json!(flags)))
-                .collect();
-            to_js(&folded)
-        }
+        "where" => to_js(&where_json(&h, &h.diagnose(&t))),
         _ => to_js(&h.alerts(&h.diagnose(&t))),
     }
 }
@@ -77,21 +68,94 @@ pub(super) fn health_figure_with<F: StoreFs>(
     cache: &RefCell<HealthCache>,
     o: FigureOpts,
 ) -> Result<JsValue, JsError> {
-    use crate::health::store::HealthFigure;
     let kind = match o.kind.as_str() {
         "profile" => HealthFigure::Profile,
         "flags" => HealthFigure::Flags,
         _ => HealthFigure::Overlaid,
     };
-    let h = cache
-        .borrow_mut()
-        .read(store, &o.run, o.last)
-        .map_err(js_err)?;
+    let h = kept_read(store, cache, &o.run, o.last)?;
     let d = h.diagnose(&thresholds_of(o.thresholds.as_ref())?);
-    let figure = h.figure(&d, kind, o.of.as_deref().unwrap_or("grad_norm"));
+    health_figure_js(&h, &d, kind, o.of.as_deref())
+}
+
+/// The read behind health answers, kept in `cache`; whether the run grew is asked of the
+/// store at most once a second (`HealthCache::read_at`, by the JS clock).
+fn kept_read<F: StoreFs>(
+    store: &Store<F>,
+    cache: &RefCell<HealthCache>,
+    run: &str,
+    last: Option<usize>,
+) -> Result<std::sync::Arc<RunHealth>, JsError> {
+    cache
+        .borrow_mut()
+        .read_at(store, run, last, js_sys::Date::now())
+        .map_err(js_err)
+}
+
+/// A health figure of a read under a diagnosis, as `figure` answers it: `{data, layout, skipped}`.
+fn health_figure_js(
+    h: &RunHealth,
+    d: &Diagnosis,
+    kind: HealthFigure,
+    of: Option<&str>,
+) -> Result<JsValue, JsError> {
+    let figure = h.figure(d, kind, of.unwrap_or("grad_norm"));
     to_js(&FigureJs {
         data: &figure.data,
         layout: &figure.layout,
         skipped: &h.skipped,
     })
+}
+
+/// The diagnosis folded onto the graph's nodes as `where` answers it: `{node: [flags]}`.
+fn where_json(h: &RunHealth, d: &Diagnosis) -> serde_json::Map<String, serde_json::Value> {
+    h.overlay(d)
+        .into_iter()
+        .map(|(node, flags)| (node, serde_json::json!(flags)))
+        .collect()
+}
+
+/// Options of `judge`: the run, how far back, the thresholds, and the measurement the profile
+/// draws (`grad_norm` when not given).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct JudgeOpts {
+    run: String,
+    last: Option<usize>,
+    thresholds: Option<serde_json::Value>,
+    of: Option<String>,
+}
+
+/// `judge({run, thresholds?, last?, of?})`: what a threshold edit asks, in one call over one
+/// read and one diagnosis: `{diagnose, alerts, where, profile, flags, overlaid}`, each exactly
+/// what `diagnose`, `alerts`, `where` and `figure({kind, of})` answer with the same options.
+pub(super) fn judge_call<F: StoreFs>(
+    store: &Store<F>,
+    cache: &RefCell<HealthCache>,
+    o: JudgeOpts,
+) -> Result<JsValue, JsError> {
+    let t = thresholds_of(o.thresholds.as_ref())?;
+    let h = kept_read(store, cache, &o.run, o.last)?;
+    let d = h.diagnose(&t);
+    let of = o.of.as_deref();
+    let out = js_sys::Object::new();
+    let parts: [(&str, JsValue); 6] = [
+        ("diagnose", to_js(&d.to_json())?),
+        ("alerts", to_js(&h.alerts(&d))?),
+        ("where", to_js(&where_json(&h, &d))?),
+        (
+            "profile",
+            health_figure_js(&h, &d, HealthFigure::Profile, of)?,
+        ),
+        ("flags", health_figure_js(&h, &d, HealthFigure::Flags, of)?),
+        (
+            "overlaid",
+            health_figure_js(&h, &d, HealthFigure::Overlaid, of)?,
+        ),
+    ];
+    for (key, value) in parts {
+        js_sys::Reflect::set(&out, &JsValue::from_str(key), &value)
+            .map_err(|e| js_err(format!("{e:?}")))?;
+    }
+    Ok(out.into())
 }

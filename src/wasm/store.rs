@@ -1,6 +1,6 @@
 //! An open store in JS (`StoreHandle`) and the dispatch of every call on it.
 
-use super::health::{health_call, health_figure_with};
+use super::health::{health_call, health_figure_with, judge_call};
 use super::js_fs::{js_method, JsFs, JsRange};
 use super::readback::{figure_call, readback_call};
 use super::*;
@@ -9,8 +9,17 @@ use super::*;
 #[wasm_bindgen]
 pub struct StoreHandle {
     store: Store<Box<dyn StoreFs>>,
-    /// The last health read, kept while the run's record is unchanged.
+    /// What was read and is kept for the next calls (see `Kept`).
+    kept: Kept,
+}
+
+/// What an open store keeps between calls: the last health read, while the run's record is
+/// unchanged (asked at most once a second), and the index lines of the last `scan({last})`,
+/// so that a forward among them is found without reading its index again.
+#[derive(Default)]
+struct Kept {
     health: std::cell::RefCell<crate::health::HealthCache>,
+    lines: std::cell::RefCell<crate::readback::KeptLines>,
 }
 
 #[wasm_bindgen]
@@ -28,7 +37,7 @@ impl StoreHandle {
         let store = Store::open(fs).map_err(|e| js_err(format!("{name}: {e}")))?;
         Ok(StoreHandle {
             store,
-            health: Default::default(),
+            kept: Kept::default(),
         })
     }
 
@@ -41,13 +50,19 @@ impl StoreHandle {
             .map_err(|e| js_err(format!("{name}: {e}")))?;
         Ok(StoreHandle {
             store,
-            health: Default::default(),
+            kept: Kept::default(),
         })
     }
 
     /// Call store function `name` with its options object (see `store_call`).
     pub fn call(&self, name: &str, options: JsValue) -> Result<JsValue, JsError> {
-        store_call(&self.store, &self.health, name, options)
+        store_call(&self.store, &self.kept, name, options)
+    }
+
+    /// The store's files were refreshed (files written since are seen): the next health answer
+    /// asks whether the run grew, however recently that was asked.
+    pub fn refreshed(&self) {
+        self.kept.health.borrow_mut().recheck();
     }
 }
 
@@ -139,6 +154,7 @@ const STORE_CALLS: &[&str] = &[
     "history",
     "where",
     "alerts",
+    "judge",
 ];
 
 /// One call on an open store: `name` is the JS method, `options` its options object.
@@ -153,10 +169,11 @@ const STORE_CALLS: &[&str] = &[
 /// every arm through `StoreHandle.call`.
 fn store_call<F: StoreFs>(
     store: &Store<F>,
-    health: &std::cell::RefCell<crate::health::HealthCache>,
+    kept: &Kept,
     name: &str,
     options: JsValue,
 ) -> Result<JsValue, JsError> {
+    let health = &kept.health;
     match name {
         "format" => to_js(&store.format),
         "listRuns" => to_js(&store.runs().map_err(js_err)?),
@@ -164,7 +181,7 @@ fn store_call<F: StoreFs>(
             let o: RunOpts = call_opts(name, options)?;
             to_js(&store.writers(&o.run).map_err(js_err)?)
         }
-        "scan" => scan_js(store, call_opts(name, options)?),
+        "scan" => scan_js(store, &kept.lines, call_opts(name, options)?),
         "fetch" => fetch_js(store, call_opts(name, options)?),
         "runs" | "forwards" | "curve" | "curveCosts" | "facts" | "nodes" | "fleet" | "standing" => {
             readback_call(store, name, options)
@@ -173,12 +190,14 @@ fn store_call<F: StoreFs>(
             let o: super::readback::FigureOpts = call_opts(name, options)?;
             match o.kind.as_str() {
                 "profile" | "flags" | "overlaid" => health_figure_with(store, health, o),
+                "gantt" => gantt_js(store, &kept.lines.borrow(), o),
                 _ => figure_call(store, o),
             }
         }
         "seen" | "diagnose" | "history" | "where" | "alerts" => {
             health_call(store, health, name, call_opts(name, options)?)
         }
+        "judge" => judge_call(store, health, call_opts(name, options)?),
         _ => Err(JsError::new(&format!(
             "no store function {name:?}; there are {}",
             STORE_CALLS.join(", ")
@@ -186,12 +205,23 @@ fn store_call<F: StoreFs>(
     }
 }
 
-fn scan_js<F: StoreFs>(store: &Store<F>, o: ScanOpts) -> Result<JsValue, JsError> {
+fn scan_js<F: StoreFs>(
+    store: &Store<F>,
+    lines: &std::cell::RefCell<crate::readback::KeptLines>,
+    o: ScanOpts,
+) -> Result<JsValue, JsError> {
     let mut bad = Vec::new();
     let items = match o.last {
-        Some(n) => store
-            .last(&o.run, n, &mut |e| bad.push(e.to_string()))
-            .map_err(js_err)?,
+        Some(n) => {
+            let folders = store.writer_folders(&o.run).map_err(js_err)?;
+            let items = store
+                .last(&o.run, n, &mut |e| bad.push(e.to_string()))
+                .map_err(js_err)?;
+            if bad.is_empty() {
+                lines.borrow_mut().keep(&o.run, folders, &items);
+            }
+            items
+        }
         None => {
             let mut items = Vec::new();
             let limit = o.limit.unwrap_or(usize::MAX);
@@ -217,6 +247,18 @@ fn scan_js<F: StoreFs>(store: &Store<F>, o: ScanOpts) -> Result<JsValue, JsError
         })
         .collect();
     to_js(&ScanJs { rows, bad })
+}
+
+/// `figure({kind: "gantt", run, forward})`, the forward's lines taken from those kept by the
+/// last `scan({last})` when they say for certain (the same figure, no read of the index).
+fn gantt_js<F: StoreFs>(
+    store: &Store<F>,
+    lines: &crate::readback::KeptLines,
+    o: super::readback::FigureOpts,
+) -> Result<JsValue, JsError> {
+    let figure = crate::figures::gantt::gantt_kept(store, &o.run, o.forward.unwrap_or(0), lines)
+        .map_err(js_err)?;
+    super::readback::figure_js(crate::readback::Answer::new(figure))
 }
 
 fn fetch_js<F: StoreFs>(store: &Store<F>, o: FetchOpts) -> Result<JsValue, JsError> {

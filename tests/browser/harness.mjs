@@ -102,3 +102,41 @@ export function filesUnder(dir) {
   walk(dir);
   return out.sort();
 }
+
+/**
+ * The page's origin-private file system as a store folder `store` (a real
+ * FileSystemDirectoryHandle), written as a writer writes: after `installOpfs(page)` the page has
+ * `opfsStore(fresh)` (the folder's handle; `fresh` empties it first) and
+ * `opfsPut(path, bytes, append)` (a file written, or appended to, under it; folders made).
+ */
+export function installOpfs(page) {
+  return page.evaluate(() => {
+    globalThis.opfsStore = async (fresh = false) => {
+      const opfs = await navigator.storage.getDirectory();
+      if (fresh) await opfs.removeEntry("store", { recursive: true }).catch(() => {});
+      return opfs.getDirectoryHandle("store", { create: true });
+    };
+    globalThis.opfsPut = async (path, bytes, append = false) => {
+      let dir = await globalThis.opfsStore();
+      const parts = path.split("/");
+      for (const p of parts.slice(0, -1)) dir = await dir.getDirectoryHandle(p, { create: true });
+      const fh = await dir.getFileHandle(parts.at(-1), { create: true });
+      const w = await fh.createWritable({ keepExistingData: append });
+      if (append) await w.seek((await fh.getFile()).size);
+      await w.write(bytes);
+      await w.close();
+    };
+  });
+}
+
+/** Write files into the page's OPFS store folder (`installOpfs`), in the order given:
+ * `[path, bytes as number[] | URL to fetch, append?]`. */
+export async function writeOpfs(page, files) {
+  await installOpfs(page);
+  return page.evaluate(async (files) => {
+    for (const [path, data, append] of files) {
+      const bytes = typeof data === "string" ? new Uint8Array(await (await fetch(data)).arrayBuffer()) : new Uint8Array(data);
+      await globalThis.opfsPut(path, bytes, append);
+    }
+  }, files);
+}

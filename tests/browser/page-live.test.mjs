@@ -9,7 +9,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync, rmSync } from "node:fs";
 import { join, relative } from "node:path";
 import { openStore } from "somatize";
-import { filesUnder, serve, launch, openPage, shots } from "./harness.mjs";
+import { filesUnder, serve, launch, openPage, shots, installOpfs, writeOpfs } from "./harness.mjs";
 import { makeStores, cli, root } from "../node/store-fixture.mjs";
 
 const RUN = "live";
@@ -33,26 +33,6 @@ after(async () => {
   server?.close();
 });
 
-/** Write files into the page's OPFS folder `store` (created on first use): `[path, bytes as
- * number[] | url to fetch, append?]`, in the order given. */
-function writeOpfs(page, files) {
-  return page.evaluate(async (files) => {
-    const opfs = await navigator.storage.getDirectory();
-    const rootDir = await opfs.getDirectoryHandle("store", { create: true });
-    for (const [path, data, append] of files) {
-      const bytes = typeof data === "string" ? new Uint8Array(await (await fetch(data)).arrayBuffer()) : new Uint8Array(data);
-      let dir = rootDir;
-      const parts = path.split("/");
-      for (const p of parts.slice(0, -1)) dir = await dir.getDirectoryHandle(p, { create: true });
-      const fh = await dir.getFileHandle(parts.at(-1), { create: true });
-      const w = await fh.createWritable({ keepExistingData: append });
-      if (append) await w.seek((await fh.getFile()).size);
-      await w.write(bytes);
-      await w.close();
-    }
-  }, files);
-}
-
 /** The runs table's forwards of `run`, and the x values of the progress figure's first trace. */
 const shown = (page, run) => page.evaluate((run) => {
   const table = document.querySelector("#runs-table");
@@ -70,7 +50,8 @@ test("a folder opened through the directory picker is followed: appended forward
   });
   await page.goto(`${origin}/www/index.html`);
   await page.waitForSelector("body[data-ready=true]");
-  await page.evaluate(async () => (await navigator.storage.getDirectory()).removeEntry("store", { recursive: true }).catch(() => {}));
+  await installOpfs(page);
+  await page.evaluate(() => globalThis.opfsStore(true));
 
   // The store as it was after FIRST forwards: the index's first lines and the blobs they name.
   const lines = readFileSync(join(full, "runs", RUN, "w0", "index.jsonl"), "utf8").split("\n").filter(Boolean);

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openStore } from "somatize";
-import { filesUnder, serve, launch, openPage } from "./harness.mjs";
+import { filesUnder, serve, launch, openPage, installOpfs } from "./harness.mjs";
 import { makeStores, answers, indexRows, fixtures, root } from "../node/store-fixture.mjs";
 import { recordAnswers, healthAnswers } from "../node/store-answers.mjs";
 
@@ -108,21 +108,11 @@ test("a dropped folder (webkitdirectory input) and a snapshot File read as in No
 test("a directory handle is read lazily, and refresh() shows forwards written since", async () => {
   const { page, seen } = await testPage();
   const files = filesUnder(s.store).filter((f) => !f.endsWith("writer.lock"));
+  await installOpfs(page);
   const got = await page.evaluate(async ({ base, files }) => {
     // Copy the served store into the origin-private file system: a real FileSystemDirectoryHandle.
-    const opfs = await navigator.storage.getDirectory();
-    await opfs.removeEntry("store", { recursive: true }).catch(() => {});
-    const rootDir = await opfs.getDirectoryHandle("store", { create: true });
-    const put = async (path, bytes, append) => {
-      let dir = rootDir;
-      const parts = path.split("/");
-      for (const p of parts.slice(0, -1)) dir = await dir.getDirectoryHandle(p, { create: true });
-      const fh = await dir.getFileHandle(parts.at(-1), { create: true });
-      const w = await fh.createWritable({ keepExistingData: append });
-      if (append) await w.seek((await fh.getFile()).size);
-      await w.write(bytes);
-      await w.close();
-    };
+    const rootDir = await globalThis.opfsStore(true);
+    const put = globalThis.opfsPut;
     for (const f of files) await put(f, await (await fetch(base + f)).arrayBuffer(), false);
     const store = await somatize.openStore(rootDir);
     const out = await answers(store);

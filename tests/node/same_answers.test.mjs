@@ -73,6 +73,18 @@ test("Node gives the CLI's verdicts, seen numbers and health figures", async () 
     same(figure, want, kind);
   }
   assert.ok(got.alerts.length > 0 && got.alerts.every((a) => a.flag === "STALLED" && a.advice));
+  // judge: the six answers of a threshold edit in one call, each the same as its own call (so
+  // the CLI's), keys in the same order.
+  const six = { diagnose: got.strict, alerts: got.alerts, where: got.where, profile: got.profile, flags: got.flags, overlaid: got.overlaid };
+  assert.equal(JSON.stringify(got.judge), JSON.stringify(six), "judge = the six calls");
+  assert.deepEqual(got.judge, six);
+  assert.deepEqual(got.judgeLastTwo.diagnose, got.lastTwo, "judge over the last 2");
+  assert.deepEqual(got.judgeLastTwo.profile, got.profileLastTwo, "judge's profile of `of`");
+  const prof = JSON.parse(execFileSync(cli, ["figure", "profile", s.store, ...run, "--thresholds", strict, "--last", "2", "--of", "update_ratio"], { encoding: "utf8" }));
+  const { skipped: _, ...profile } = got.judgeLastTwo.profile;
+  same(profile, prof, "judge's profile = the CLI's");
+  await assert.rejects(store.judge({ run: "mlp", thresholds: { no_such_bound: 1 } }), /no_such_bound/);
+  await assert.rejects(store.judge({ run: "mlp", colour: 1 }), /colour/);
   assert.deepEqual(Object.keys(got.where).sort(), Object.keys(got.strict.diagnosis).sort());
   assert.ok(got.history.length === 12 && got.history.every(([f, v]) => Number.isInteger(f) && v > 0));
   await assert.rejects(store.diagnose({ run: "mlp", thresholds: { no_such_bound: 1 } }), /no_such_bound/);

@@ -51,5 +51,8 @@ export async function healthAnswers(store, run) {
     profile: await store.figure({ kind: "profile", run, thresholds: STRICT }),
     flags: await store.figure({ kind: "flags", run, thresholds: STRICT }),
     overlaid: await store.figure({ kind: "overlaid", run, thresholds: STRICT }),
+    judge: await store.judge({ run, thresholds: STRICT }),
+    judgeLastTwo: await store.judge({ run, thresholds: STRICT, last: 2, of: "update_ratio" }),
+    profileLastTwo: await store.figure({ kind: "profile", run, thresholds: STRICT, last: 2, of: "update_ratio" }),
   };
 }
