@@ -400,17 +400,22 @@ pub(crate) fn sum_sq(values: Native<'_>) -> Option<f64> {
     let mut tail_sum = 0.0;
     match values {
         Native::F32(v) => {
-            let quads = v.chunks_exact(4);
-            for &x in quads.remainder() {
+            // Eight values a step into four sums, so no add waits on the one before.
+            let (mut c, mut d) = (f64x2_splat(0.0), f64x2_splat(0.0));
+            let octs = v.chunks_exact(8);
+            for &x in octs.remainder() {
                 tail_sum += f64::from(x) * f64::from(x);
             }
-            for q in quads {
-                let x = f32x4(q[0], q[1], q[2], q[3]);
-                let l = f64x2_promote_low_f32x4(x);
-                let h = f64x2_promote_low_f32x4(i32x4_shuffle::<2, 3, 0, 1>(x, x));
-                a = f64x2_add(a, f64x2_mul(l, l));
-                b = f64x2_add(b, f64x2_mul(h, h));
+            let sq = |x: v128| f64x2_mul(x, x);
+            for o in octs {
+                let (x, y) = (load4(o), load4(&o[4..]));
+                a = f64x2_add(a, sq(f64x2_promote_low_f32x4(x)));
+                b = f64x2_add(b, sq(promote_high(x)));
+                c = f64x2_add(c, sq(f64x2_promote_low_f32x4(y)));
+                d = f64x2_add(d, sq(promote_high(y)));
             }
+            a = f64x2_add(a, c);
+            b = f64x2_add(b, d);
         }
         Native::F64(v) => {
             let quads = v.chunks_exact(4);
