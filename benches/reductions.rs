@@ -41,8 +41,18 @@ fn values() -> Vec<f32> {
         .collect()
 }
 
+/// Runs per measurement: `SOMATIZE_BENCH_RUNS`, else [`RUNS`].
+fn runs() -> usize {
+    std::env::var("SOMATIZE_BENCH_RUNS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(RUNS)
+}
+
 fn median_seconds(mut f: impl FnMut()) -> f64 {
-    let mut times: Vec<f64> = (0..RUNS)
+    let runs = runs();
+    let mut times: Vec<f64> = (0..runs)
         .map(|_| {
             let t = Instant::now();
             f();
@@ -50,7 +60,7 @@ fn median_seconds(mut f: impl FnMut()) -> f64 {
         })
         .collect();
     times.sort_by(f64::total_cmp);
-    times[RUNS / 2]
+    times[runs / 2]
 }
 
 fn plans(names: &[&str]) -> Vec<registry::Plan> {

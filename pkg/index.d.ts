@@ -118,6 +118,9 @@ export interface TensorStats extends Stats {
 }
 /** Statistics of every tensor in a .npy/.npz/.pt/.safetensors file's bytes, {key: TensorStats}. */
 export function tensorStats(bytes: Uint8Array, name: string): Record<string, TensorStats>;
+/** Node only: the file at `path`, read straight into wasm memory a chunk at a time (the name
+ * in errors and of a lone .npy's key defaults to the path). */
+export function tensorStats(path: string, name?: string): Record<string, TensorStats>;
 /** The tensors in a file's bytes, in file order. */
 export function tensorKeys(bytes: Uint8Array, name: string): { key: string; shape: number[]; dtype: string }[];
 

@@ -1,15 +1,30 @@
 // Entry for Node >= 20: load the wasm from the package folder synchronously, then export the API.
 import { readFileSync, statSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { initSync, StoreHandle, tensorStats, tensorKeys } from "./wasm/somatize.js";
+import { crc32 } from "node:zlib";
+import { initSync, StoreHandle, tensorStats as statsOfFile, tensorKeys, useHostCrc32 } from "./wasm/somatize.js";
 import { folderSource, snapshotFile, httpRequester } from "./sources-node.js";
 import { httpSource, httpSnapshot } from "./sources.js";
 import { Store } from "./store.js";
 
 const wasm = initSync({ module: readFileSync(new URL("./wasm/somatize_bg.wasm", import.meta.url)) });
+// Zip entries' CRC-32 by Node's zlib (carry-less multiply) where this Node has it (>= 20.15).
+if (typeof crc32 === "function") useHostCrc32(crc32);
 
 export * from "./api.js";
 export { Store, folderSource, snapshotFile };
+
+/** Shape, dtype and statistics of every tensor in a file: its bytes (Uint8Array) or, in Node,
+ * its path, which is read straight into wasm memory a chunk at a time (never whole in JS). */
+export function tensorStats(file, name) {
+  if (typeof file !== "string") return statsOfFile(file, name);
+  const src = snapshotFile(file);
+  try {
+    return statsOfFile(src, name ?? file);
+  } finally {
+    src.close();
+  }
+}
 
 /** A Store over a wasm handle in this process: each call runs synchronously behind a Promise. */
 function inProcess(handle, source) {
@@ -94,7 +109,7 @@ const bytesOf = async (b) => (b instanceof Blob ? new Uint8Array(await b.arrayBu
 
 /** The API's heavier functions as Promises, the same shape as in the browser (where they run in the worker). */
 export const background = {
-  tensorStats: async (bytes, name) => tensorStats(await bytesOf(bytes), name),
+  tensorStats: async (file, name) => tensorStats(await bytesOf(file), name),
   tensorKeys: async (bytes, name) => tensorKeys(await bytesOf(bytes), name),
   /** Bytes of the wasm memory (it grows and is never given back). */
   memory: async () => ({ wasm: wasm.memory.buffer.byteLength }),

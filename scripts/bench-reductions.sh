@@ -1,51 +1,77 @@
 #!/usr/bin/env bash
 # Eight statistics over one 256 MiB float32 tensor: somatize (one pass) vs numpy, a single l2
-# vs np.linalg.norm, and a plain memory copy as the limit. Medians of 5 runs; ratios from one run.
+# vs np.linalg.norm, the wasm build in Node, and a plain memory copy as the limit.
+# The three are run in turns (native, numpy, wasm; ROUNDS rounds, each a median of RUNS runs)
+# so that load on the machine hits each alike; times are medians over the rounds and every
+# ratio is the median of the rounds' ratios (each taken within one round).
 # Natively the engine splits a long tensor across the machine's cores (at most 8) and uses AVX2
 # where the CPU has it; wasm runs on one thread with 128-bit SIMD. The wasm ratios are printed
 # against both the native default and native on one thread, so it is plain what is compared.
+# Usage: scripts/bench-reductions.sh [ROUNDS] [RUNS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ours=$(cargo bench --bench reductions 2>/dev/null | grep '^{')
+ROUNDS=${1:-5}
+RUNS=${2:-3}
+cargo bench --bench reductions --no-run 2>/dev/null
 scripts/build-wasm.sh >/dev/null  # a no-op for cargo when nothing changed; never a stale pkg/
-wasm=$(node scripts/bench-reductions-node.mjs 5)
-OURS="$ours" WASM="$wasm" python3 - <<'PY'
-import json, os, time
+ROUNDS="$ROUNDS" RUNS="$RUNS" python3 - <<'PY'
+import json, os, subprocess, time
 import numpy as np
-ours = json.loads(os.environ["OURS"])
-wasm = json.loads(os.environ["WASM"])
+rounds, runs = int(os.environ["ROUNDS"]), int(os.environ["RUNS"])
 n = 64 << 20
 # Values like the benchmark's (uniform in [-1, 1), every 97th exactly zero); the timing of
 # these reductions does not depend on the particular values.
-vals = np.random.default_rng(0).uniform(-1, 1, n).astype(np.float32)
-vals[::97] = 0.0
-a = vals
+a = np.random.default_rng(0).uniform(-1, 1, n).astype(np.float32)
+a[::97] = 0.0
 def eight():
     return (a.mean(), a.std(), a.min(), a.max(), np.abs(a).sum(), np.linalg.norm(a),
             np.abs(a).max(), np.count_nonzero(a == 0) / a.size)
-def median(f, runs=5):
+def median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2]
+def timed(f):
     ts = []
     for _ in range(runs):
         t = time.perf_counter(); f(); ts.append(time.perf_counter() - t)
-    return sorted(ts)[runs // 2]
-np_eight = median(eight)
-np_l2 = median(lambda: np.linalg.norm(a))
-gb = ours["bytes"] / 1e9
-ms = lambda s: f"{s*1e3:8.1f} ms  {gb / s:6.2f} GB/s"
-print(f"tensor: {ours['bytes'] / 2**20:.0f} MiB float32, medians of 5 runs; native default = {ours['threads']} threads")
-print(f"memory copy (limit):             {ms(ours['copy_s'])} read")
-print(f"somatize eight, one pass:        {ms(ours['eight_s'])}")
-print(f"somatize eight, one thread:      {ms(ours['eight_1t_s'])}")
-print(f"numpy eight:                     {ms(np_eight)}")
-print(f"somatize l2:                     {ms(ours['l2_s'])}")
-print(f"somatize l2, one thread:         {ms(ours['l2_1t_s'])}")
-print(f"np.linalg.norm:                  {ms(np_l2)}")
-print(f"wasm in Node eight (1 thread):   {ms(wasm['eight_s'])}")
-print(f"wasm in Node l2 (1 thread):      {ms(wasm['l2_s'])}")
-print(f"ratio eight (numpy / somatize): {np_eight / ours['eight_s']:.2f}x  (target >= 5)")
-print(f"ratio l2 (numpy / somatize):    {np_l2 / ours['l2_s']:.2f}x  (target >= 0.8)")
-print(f"wasm / native speed, eight: {ours['eight_s'] / wasm['eight_s']:.2f} vs native default (target >= 0.5), "
-      f"{ours['eight_1t_s'] / wasm['eight_s']:.2f} vs native on one thread")
-print(f"wasm / native speed, l2:    {ours['l2_s'] / wasm['l2_s']:.2f} vs native default, "
-      f"{ours['l2_1t_s'] / wasm['l2_s']:.2f} vs native on one thread")
+    return median(ts)
+def native():
+    env = dict(os.environ, SOMATIZE_BENCH_RUNS=str(runs))
+    out = subprocess.run(["cargo", "bench", "--bench", "reductions"], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(next(l for l in out.splitlines() if l.startswith("{")))
+def wasm():
+    out = subprocess.run(["node", "scripts/bench-reductions-node.mjs", str(runs)], check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out)
+rows = []
+for _ in range(rounds):
+    ours = native()
+    mine = {"np_eight": timed(eight), "np_l2": timed(lambda: np.linalg.norm(a))}
+    w = wasm()
+    rows.append({**{k: v for k, v in ours.items() if k.endswith("_s")}, **mine,
+                 "wasm_eight": w["eight_s"], "wasm_l2": w["l2_s"],
+                 "threads": ours["threads"], "bytes": ours["bytes"]})
+t = lambda k: median([r[k] for r in rows])
+ratio = lambda num, den: median([r[num] / r[den] for r in rows])
+gb = rows[0]["bytes"] / 1e9
+ms = lambda k: f"{t(k)*1e3:8.1f} ms  {gb / t(k):6.2f} GB/s"
+load = os.getloadavg()[0]
+print(f"tensor: {rows[0]['bytes'] / 2**20:.0f} MiB float32; {rounds} rounds (native, numpy, wasm in turn), "
+      f"each a median of {runs} runs; native default = {rows[0]['threads']} threads; load {load:.1f} at the end")
+print(f"memory copy (limit):             {ms('copy_s')} read")
+print(f"somatize eight, one pass:        {ms('eight_s')}")
+print(f"somatize eight, one thread:      {ms('eight_1t_s')}")
+print(f"numpy eight:                     {ms('np_eight')}")
+print(f"somatize l2:                     {ms('l2_s')}")
+print(f"somatize l2, one thread:         {ms('l2_1t_s')}")
+print(f"np.linalg.norm:                  {ms('np_l2')}")
+print(f"wasm in Node eight (1 thread):   {ms('wasm_eight')}")
+print(f"wasm in Node l2 (1 thread):      {ms('wasm_l2')}")
+print(f"ratio eight (numpy / somatize): {ratio('np_eight', 'eight_s'):.2f}x  (target >= 5)")
+per_round = ", ".join("%.2f" % (r["np_l2"] / r["l2_s"]) for r in rows)
+print(f"ratio l2 (numpy / somatize):    {ratio('np_l2', 'l2_s'):.2f}x  (target >= 0.8); per round {per_round}")
+print(f"wasm / native speed, eight: {ratio('eight_s', 'wasm_eight'):.2f} vs native default (target >= 0.5), "
+      f"{ratio('eight_1t_s', 'wasm_eight'):.2f} vs native on one thread")
+print(f"wasm / native speed, l2:    {ratio('l2_s', 'wasm_l2'):.2f} vs native default, "
+      f"{ratio('l2_1t_s', 'wasm_l2'):.2f} vs native on one thread")
 PY

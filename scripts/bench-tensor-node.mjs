@@ -1,13 +1,12 @@
-// Time tensorStats (the wasm build) on one file in Node, medians of runs: reading the file and
-// computing (the headline, as a user would), and each part alone (reading the file into a
-// Buffer; tensorStats over bytes already in memory). Prints "total read stats" in seconds.
-// Usage: node scripts/bench-tensor-node.mjs PKG_DIR FILE [RUNS]  (PKG_DIR: wasm-bindgen --target nodejs output)
+// Time tensorStats (the wasm build, through the package's Node entry) on one file, medians of
+// runs: over the file's path (the headline, as a user would: read straight into wasm memory a
+// chunk at a time), over readFileSync's Buffer (reading included), and over bytes already in
+// memory. Prints "path read+bytes bytes" in seconds.
+// Usage: node scripts/bench-tensor-node.mjs FILE [RUNS]  (after scripts/build-wasm.sh)
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { tensorStats } from "../pkg/node.js";
 
-const require = createRequire(import.meta.url);
-const [pkg, file, runs = "5"] = process.argv.slice(2);
-const somatize = require(`${pkg}/somatize.js`);
+const [file, runs = "5"] = process.argv.slice(2);
 
 function median(f) {
   const times = [];
@@ -20,8 +19,8 @@ function median(f) {
   return times[Math.floor(times.length / 2)];
 }
 
-const total = median(() => somatize.tensorStats(readFileSync(file), file));
-const read = median(() => readFileSync(file));
+const path = median(() => tensorStats(file));
+const readBytes = median(() => tensorStats(readFileSync(file), file));
 const bytes = readFileSync(file);
-const stats = median(() => somatize.tensorStats(bytes, file));
-console.log([total, read, stats].map((t) => t.toFixed(3)).join(" "));
+const inMemory = median(() => tensorStats(bytes, file));
+console.log([path, readBytes, inMemory].map((t) => t.toFixed(3)).join(" "));

@@ -115,3 +115,29 @@ fn the_interleaved_crc_matches_crc32fast() {
         );
     }
 }
+
+#[wasm_bindgen_test]
+fn a_mean_large_against_the_spread_is_summed_around_the_shift() {
+    // The three-sum kernel declines these (mean 1e6 spread 0.5; mean 8x the spread) and the
+    // five-sum kernel takes them, as the two-pass reference says.
+    for (base, step) in [(1e6f64, 1.0f64), (8.0, 1.0), (-3.0, 0.25)] {
+        let v: Vec<f64> = (0..10_001).map(|i| base + step * (i % 2) as f64).collect();
+        let want = reference(&v);
+        let s = stats_of(&v);
+        let v32: Vec<f32> = v.iter().map(|&x| x as f32).collect();
+        let s32 = stats_of(&v32);
+        for (dtype, s) in [("f64", s), ("f32", s32)] {
+            let (mean, std) = (s.mean.unwrap_or(f64::NAN), s.std.unwrap_or(f64::NAN));
+            assert!(
+                close(mean, want[0]),
+                "{dtype} {base}: mean {mean}, want {}",
+                want[0]
+            );
+            assert!(
+                close(std, want[1]),
+                "{dtype} {base}: std {std}, want {}",
+                want[1]
+            );
+        }
+    }
+}
