@@ -72,6 +72,41 @@ pub struct Stats {
     pub zero_fraction: Option<f64>,
 }
 
+impl Stats {
+    /// The counts, by name, in listing order (what `somatize stats` prints first).
+    pub const COUNTS: [&'static str; 3] = ["count", "nonfinite", "nan"];
+    /// The statistics over the finite values, by name, in listing order.
+    pub const FLOATS: [&'static str; 8] = [
+        "l2",
+        "l1",
+        "mean",
+        "std",
+        "min",
+        "max",
+        "absmax",
+        "zero_fraction",
+    ];
+
+    /// The counts, in the order of [`Stats::COUNTS`].
+    pub fn counts(&self) -> [u64; 3] {
+        [self.count, self.nonfinite, self.nan]
+    }
+
+    /// The statistics over the finite values, in the order of [`Stats::FLOATS`].
+    pub fn floats(&self) -> [Option<f64>; 8] {
+        [
+            self.l2,
+            self.l1,
+            self.mean,
+            self.std,
+            self.min,
+            self.max,
+            self.absmax,
+            self.zero_fraction,
+        ]
+    }
+}
+
 /// Lanes of independent accumulators, so the compiler can keep several sums in flight.
 const LANES: usize = 8;
 

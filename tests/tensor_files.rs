@@ -2,6 +2,7 @@
 //! torch 2.15 and safetensors 0.8; `expected.json` holds numpy's float64 statistics).
 
 use serde_json::Value;
+use somatize::stats::Stats;
 use somatize::tensor::{Problem, TensorData, TensorFile};
 use std::collections::BTreeSet;
 
@@ -18,18 +19,6 @@ fn expected() -> serde_json::Map<String, Value> {
     serde_json::from_str(&text).expect("expected.json parses")
 }
 
-const STATS: [&str; 8] = [
-    "l2",
-    "l1",
-    "mean",
-    "std",
-    "min",
-    "max",
-    "absmax",
-    "zero_fraction",
-];
-const COUNTS: [&str; 3] = ["count", "nonfinite", "nan"];
-
 /// Compare one file's `{key: summary}` JSON with expected.json's entry; a list of mismatches.
 fn compare(file: &str, got: &Value, want: &Value) -> Vec<String> {
     let mut bad = Vec::new();
@@ -43,7 +32,7 @@ fn compare(file: &str, got: &Value, want: &Value) -> Vec<String> {
     }
     for (key, w) in want {
         let Some(g) = got.get(key) else { continue };
-        for field in ["shape", "dtype"].into_iter().chain(COUNTS) {
+        for field in ["shape", "dtype"].into_iter().chain(Stats::COUNTS) {
             if g.get(field) != w.get(field) {
                 bad.push(format!(
                     "{file} {key} {field}: got {:?}, wanted {:?}",
@@ -52,7 +41,7 @@ fn compare(file: &str, got: &Value, want: &Value) -> Vec<String> {
                 ));
             }
         }
-        for field in STATS {
+        for field in Stats::FLOATS {
             match (
                 g.get(field).and_then(Value::as_f64),
                 w.get(field).and_then(Value::as_f64),

@@ -1,5 +1,6 @@
 //! `somatize stats FILE [--json]`: every tensor's key, shape, dtype and statistics, as a table or JSON.
 
+use crate::stats::Stats;
 use crate::tensor::{Summaries, TensorFile};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -24,23 +25,6 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     }
     Ok(ExitCode::SUCCESS)
 }
-
-const HEADER: [&str; 14] = [
-    "key",
-    "shape",
-    "dtype",
-    "count",
-    "nonfinite",
-    "nan",
-    "l2",
-    "l1",
-    "mean",
-    "std",
-    "min",
-    "max",
-    "absmax",
-    "zero_fraction",
-];
 
 /// A number in at most ~10 characters: fixed for ordinary magnitudes, scientific otherwise.
 fn num(v: Option<f64>) -> String {
@@ -71,25 +55,17 @@ fn shape(dims: &[usize]) -> String {
 
 /// The rows of the table, header first.
 fn rows(s: &Summaries) -> Vec<Vec<String>> {
-    let mut out = vec![HEADER.iter().map(|h| h.to_string()).collect()];
+    let header = ["key", "shape", "dtype"]
+        .into_iter()
+        .chain(Stats::COUNTS)
+        .chain(Stats::FLOATS);
+    let mut out = vec![header.map(str::to_string).collect()];
     for (key, t) in &s.0 {
         let st = &t.stats;
         let shape = shape(&t.shape);
         let mut row = vec![key.clone(), shape, t.dtype.clone()];
-        row.extend([st.count, st.nonfinite, st.nan].map(|n| n.to_string()));
-        row.extend(
-            [
-                st.l2,
-                st.l1,
-                st.mean,
-                st.std,
-                st.min,
-                st.max,
-                st.absmax,
-                st.zero_fraction,
-            ]
-            .map(num),
-        );
+        row.extend(st.counts().map(|n| n.to_string()));
+        row.extend(st.floats().map(num));
         out.push(row);
     }
     out
@@ -98,7 +74,7 @@ fn rows(s: &Summaries) -> Vec<Vec<String>> {
 /// An aligned table: text columns left-aligned, numbers right-aligned.
 fn table(s: &Summaries) -> String {
     let rows = rows(s);
-    let widths: Vec<usize> = (0..HEADER.len())
+    let widths: Vec<usize> = (0..rows[0].len())
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
         .collect();
     let mut out = String::new();
