@@ -23,7 +23,7 @@ pub use curve::{curve, curve_costs, Cost, Point};
 pub use error::{Answer, ReadbackError, Result, Skip};
 pub use facts::facts;
 pub use fleet::{fleet, FleetRow};
-pub use forwards::{forwards, ForwardRow, RowFields};
+pub use forwards::{forwards, ForwardRow, Name, RowFields};
 pub use live::{Live, LiveOptions, ProgressRow, Tally};
 pub use nodes::{nodes, NodeRow};
 pub use runs::{runs, RunRow};

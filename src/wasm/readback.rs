@@ -3,9 +3,8 @@
 use super::health::health_figure;
 use super::store::{call_opts, curve_to_js, rows_and_skipped};
 use super::*;
-use crate::readback::{Answer, ForwardRow};
+use crate::readback::lines::Line;
 use crate::store::Field;
-use std::sync::Arc;
 
 /// Options of the record functions: the run, and what each one takes.
 #[derive(serde::Deserialize, Default)]
@@ -41,7 +40,7 @@ pub(super) fn readback_call<F: StoreFs>(
     let o: RecordOpts = call_opts(name, options)?;
     match name {
         "runs" => to_js(&rb::runs(store).map_err(js_err)?),
-        "forwards" => forwards_to_js(&rb::forwards(store, o.run(name)?).map_err(js_err)?),
+        "forwards" => forwards_to_js(store, o.run(name)?),
         "curve" => curve_to_js(&rb::curve(store, o.run(name)?, o.of()).map_err(js_err)?),
         "curveCosts" => to_js(&rb::curve_costs(store, o.run(name)?, o.of()).map_err(js_err)?),
         "facts" => {
@@ -162,88 +161,85 @@ extern "C" {
     ) -> js_sys::Array;
 }
 
-/// Forwards' rows as columns for `forwardRows`: `nums` holds forward, written_us and took_us
-/// (n each; integers below 2^53, so exact as JS numbers, as JSON.parse reads them), then each
-/// field's value where JS's `String(value)` writes the text `Field::to_text` would (NaN
-/// elsewhere); `ints` holds each row's writer (an index into `writers`), its number of fields
-/// and whether it broke (n each), then each field's name (an index into `names`), then where
-/// its text ends in `texts` (in UTF-16 units, as JS strings count; the other fields' texts);
-/// `errors` is `[row, error]` for rows that have one.
+/// Forwards' rows as columns for `forwardRows`, made straight from the index lines (no row is
+/// kept in wasm memory): `nums` holds forward, written_us and took_us (n each; integers below
+/// 2^53, so exact as JS numbers, as JSON.parse reads them), then each field's value where JS's
+/// `String(value)` writes the text `Field::to_text` would (NaN elsewhere); `ints` holds each
+/// row's writer (an index into `writers`), its number of fields and whether it broke (n
+/// each), then each field's name (an index into `names`), then where its text ends in `texts`
+/// (in UTF-16 units, as JS strings count; the other fields' texts); `errors` is `[row, error]`
+/// for rows that have one.
 #[derive(Default)]
-struct ForwardColumns<'a> {
-    nums: Vec<f64>,
-    ints: Vec<u32>,
-    writers: Names<'a>,
-    names: Names<'a>,
-    errors: Vec<(usize, &'a str)>,
+struct ForwardColumns {
+    forward: Vec<f64>,
+    written: Vec<f64>,
+    took: Vec<f64>,
+    writer: Vec<u32>,
+    counts: Vec<u32>,
+    broke: Vec<u32>,
+    writers: Names,
+    names: Names,
+    errors: Vec<(usize, String)>,
     values: Vec<f64>,
     field_names: Vec<u32>,
     ends: Vec<u32>,
     texts: String,
     /// `texts`' length in UTF-16 units.
     units: usize,
+    /// The first error met (a text over 4 GiB).
+    failed: Option<JsError>,
 }
 
-/// Distinct names in order of first use; rows share each name's `Arc`, so most are found by
-/// pointer.
+/// Distinct names in order of first use (the last one found is tried first).
 #[derive(Default)]
-struct Names<'a>(Vec<&'a Arc<str>>);
+struct Names {
+    all: Vec<String>,
+    last: usize,
+}
 
-impl<'a> Names<'a> {
-    fn index(&mut self, name: &'a Arc<str>) -> u32 {
-        let found = self
-            .0
-            .iter()
-            .position(|n| Arc::ptr_eq(n, name))
-            .or_else(|| self.0.iter().position(|n| n.as_ref() == name.as_ref()));
-        let i = found.unwrap_or_else(|| {
-            self.0.push(name);
-            self.0.len() - 1
-        });
-        i as u32
-    }
-
-    fn to_js(&self) -> Result<JsValue, JsError> {
-        let names: Vec<&str> = self.0.iter().map(|n| n.as_ref()).collect();
-        to_js(&names)
+impl Names {
+    fn index(&mut self, name: &str) -> u32 {
+        if self.all.get(self.last).map(String::as_str) != Some(name) {
+            self.last = match self.all.iter().position(|n| n == name) {
+                Some(i) => i,
+                None => {
+                    self.all.push(name.to_string());
+                    self.all.len() - 1
+                }
+            };
+        }
+        self.last as u32
     }
 }
 
-impl<'a> ForwardColumns<'a> {
-    fn new(rows: &'a [ForwardRow]) -> Result<Self, JsError> {
-        let n = rows.len();
-        let mut c = ForwardColumns {
-            nums: vec![0.0; 3 * n],
-            ints: vec![0; 3 * n],
-            ..Default::default()
-        };
-        for (i, r) in rows.iter().enumerate() {
-            c.nums[i] = r.forward as f64;
-            c.nums[n + i] = r.written_us as f64;
-            c.nums[2 * n + i] = r.took_us as f64;
-            c.ints[i] = c.writers.index(&r.writer);
-            c.ints[2 * n + i] = u32::from(r.broke);
-            if let Some(e) = &r.error {
-                c.errors.push((i, e));
-            }
-            let mut count = 0u32;
-            for (name, value) in &r.fields {
-                let name = c.names.index(name);
-                c.field_names.push(name);
-                c.push_text(value)?;
-                count += 1;
-            }
-            c.ints[n + i] = count;
+impl ForwardColumns {
+    /// Add one forward's row.
+    fn push_line(&mut self, l: &Line<'_>) {
+        let i = self.forward.len();
+        self.forward.push(l.forward as f64);
+        self.written.push(l.written_us as f64);
+        self.took.push(l.took_us as f64);
+        let writer = self.writers.index(l.writer);
+        self.writer.push(writer);
+        self.broke.push(u32::from(l.broke));
+        if let Some(e) = l.error {
+            self.errors.push((i, e.to_string()));
         }
-        c.nums.append(&mut c.values);
-        c.ints.append(&mut c.field_names);
-        c.ints.append(&mut c.ends);
-        Ok(c)
+        let mut count = 0u32;
+        l.fields.each(&mut |name, value| {
+            let name = self.names.index(name);
+            self.field_names.push(name);
+            if let Err(e) = self.push_text(&value) {
+                self.failed.get_or_insert(e);
+            }
+            count += 1;
+        });
+        self.counts.push(count);
     }
 
     /// A field's value for JS to write, or its text (as `Field::to_text` gives it) after
     /// those already held.
-    fn push_text(&mut self, value: &Field<'static>) -> Result<(), JsError> {
+    fn push_text(&mut self, value: &Field<'_>) -> Result<(), JsError> {
         match value {
             Field::Num(v) if same_in_js(*v) => self.values.push(*v),
             other => {
@@ -262,6 +258,32 @@ impl<'a> ForwardColumns<'a> {
         self.ends.push(end);
         Ok(())
     }
+
+    /// The rows, made in JS.
+    fn into_rows(self) -> Result<JsValue, JsError> {
+        if let Some(e) = self.failed {
+            return Err(e);
+        }
+        let n = self.forward.len();
+        let mut nums = self.forward;
+        for mut more in [self.written, self.took, self.values] {
+            nums.append(&mut more);
+        }
+        let mut ints = self.writer;
+        for mut more in [self.counts, self.broke, self.field_names, self.ends] {
+            ints.append(&mut more);
+        }
+        Ok(forward_rows(
+            n,
+            &nums,
+            &ints,
+            to_js(&self.writers.all)?,
+            to_js(&self.names.all)?,
+            to_js(&self.errors)?,
+            &self.texts,
+        )
+        .into())
+    }
 }
 
 /// Whether JS's `String(v)` writes `v` as Rust's `{v}` does: both write the shortest digits
@@ -272,19 +294,15 @@ fn same_in_js(v: f64) -> bool {
     (v == 0.0 && v.is_sign_positive()) || ((1e-6..1e21).contains(&a))
 }
 
-/// `forwards`' `{rows, skipped}` as a plain JS value, the same value `to_js` gives: the rows
-/// cross as columns (views of wasm memory, one string of every field's text) and are built
-/// in JS.
-fn forwards_to_js(answer: &Answer<Vec<ForwardRow>>) -> Result<JsValue, JsError> {
-    let c = ForwardColumns::new(&answer.rows)?;
-    let rows = forward_rows(
-        answer.rows.len(),
-        &c.nums,
-        &c.ints,
-        c.writers.to_js()?,
-        c.names.to_js()?,
-        to_js(&c.errors)?,
-        &c.texts,
-    );
-    rows_and_skipped(&rows, &answer.skipped)
+/// `forwards`' `{rows, skipped}` as a plain JS value, the same value `to_js` would give of
+/// `readback::forwards`: the same walk, its rows crossing as columns (views of wasm memory,
+/// one string of the fields' texts that JS does not write) and built in JS.
+fn forwards_to_js<F: StoreFs>(store: &Store<F>, run: &str) -> Result<JsValue, JsError> {
+    let mut columns = ForwardColumns::default();
+    let mut skipped = Vec::new();
+    crate::readback::forwards::each_forward(store, run, &mut skipped, &mut |l| {
+        columns.push_line(l)
+    })
+    .map_err(js_err)?;
+    rows_and_skipped(&columns.into_rows()?, &skipped)
 }
