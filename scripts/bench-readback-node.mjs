@@ -4,7 +4,8 @@
 // `--native FILE` (the table benches/readback_scan.rs printed earlier in the same
 // scripts/bench-readback.sh) also the wasm/native ratio. Prints medians (5 runs; 3 for Python).
 //
-// The index lines are written in the same format as benches/readback_scan.rs writes them. A call
+// The index lines are the ones benches/readback_scan.rs writes (format 2.0: a pack and an offset
+// each; no blob is ever fetched, so the packs are not written). A call
 // is timed twice: `call` (the call in wasm: read, parse and build the answer, then hand it to JS)
 // and `total` (plus touching every row in JS, as a caller would).
 // Usage: node scripts/bench-readback-node.mjs [--native FILE] [--runs N]   (after scripts/build-wasm.sh;
@@ -29,9 +30,9 @@ const base = join(process.env.BENCH_DIR ?? tmpdir(), "somatize-bench-readback-no
 function writeRun(root) {
   rmSync(root, { recursive: true, force: true });
   const w = join(root, "runs/big/w");
-  mkdirSync(join(w, "blobs"), { recursive: true });
+  mkdirSync(join(w, "packs"), { recursive: true });
   const fmt = openSync(join(root, "somatize-store.json"), "w");
-  writeSync(fmt, '{"format":"somatize-store","version":"1.1"}');
+  writeSync(fmt, '{"format":"somatize-store","version":"2.0"}');
   closeSync(fmt);
   const index = join(w, "index.jsonl");
   const fd = openSync(index, "w");
@@ -43,7 +44,7 @@ function writeRun(root) {
     const broke = f % 10_007 === 0;
     const error = broke ? ',"error":"nan loss"' : "";
     const crc = (BigInt(f) * 2_654_435_761n) % (1n << 32n);
-    const blob = `,"blob":"blobs/${String(f).padStart(12, "0")}.npz","len":${70_000 + (f % 999)},"crc32":${crc}`;
+    const blob = `,"blob":"packs/000001.pack","offset":${f * 71_000},"len":${70_000 + (f % 999)},"crc32":${crc}`;
     batch.push(`{"forward":${f},"written_us":${written},"took_us":${took},"broke":${broke}${error},"fields":{"loss.value":${loss}}${blob}}\n`);
     if (batch.length === 10_000) {
       writeSync(fd, batch.join(""));

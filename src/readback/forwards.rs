@@ -1,18 +1,22 @@
 //! `forwards`: every forward of a run in order, as its index lines say, summarised fields as text.
 
-use super::error::{Answer, Result};
-use super::lines::walk;
+use super::error::{Answer, Result, Skip};
+use super::lines::{walk, Line};
 use crate::store::{Field, Store, StoreFs};
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
-use std::sync::Arc;
+use std::rc::Rc;
+
+/// A writer's or a field's name, one allocation shared by every row of an answer that carries
+/// it (counted without atomics: an answer is built and read on one thread).
+pub type Name = Rc<str>;
 
 /// One forward as the index says it. Serialised flat: `{"forward":…, …, "loss.value":"0.41"}`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ForwardRow {
     pub forward: u64,
     /// The writer whose index line this is.
-    pub writer: Arc<str>,
+    pub writer: Name,
     pub written_us: i64,
     pub took_us: u64,
     pub broke: bool,
@@ -23,32 +27,37 @@ pub struct ForwardRow {
 }
 
 /// A row's summarised fields in the order written. The first is held in the row itself, so
-/// the usual forward (one summarised field, the loss) allocates nothing for its fields.
+/// the usual forward (one summarised field, the loss) allocates nothing for its fields, and
+/// the rest behind one pointer, so the usual row stays small (a run's rows are most of the
+/// memory `forwards` takes).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RowFields {
-    first: Option<(Arc<str>, Field<'static>)>,
-    rest: Vec<(Arc<str>, Field<'static>)>,
+    first: Option<(Name, Field<'static>)>,
+    // Boxed: one pointer in the row instead of a vector's three words.
+    #[allow(clippy::box_collection)]
+    rest: Option<Box<Vec<(Name, Field<'static>)>>>,
 }
 
 /// The pairs of a [`RowFields`], in order.
 pub type RowFieldsIter<'a> = std::iter::Chain<
-    std::option::Iter<'a, (Arc<str>, Field<'static>)>,
-    std::slice::Iter<'a, (Arc<str>, Field<'static>)>,
+    std::option::Iter<'a, (Name, Field<'static>)>,
+    std::slice::Iter<'a, (Name, Field<'static>)>,
 >;
 
 impl RowFields {
     /// Add a field after those already held.
-    pub fn push(&mut self, name: Arc<str>, value: Field<'static>) {
+    pub fn push(&mut self, name: Name, value: Field<'static>) {
         if self.first.is_none() {
             self.first = Some((name, value));
         } else {
-            self.rest.push((name, value));
+            self.rest.get_or_insert_default().push((name, value));
         }
     }
 
     /// The fields, in the order written.
     pub fn iter(&self) -> RowFieldsIter<'_> {
-        self.first.iter().chain(self.rest.iter())
+        let rest = self.rest.as_deref().map_or(&[][..], Vec::as_slice);
+        self.first.iter().chain(rest.iter())
     }
 
     /// Whether the row has no summarised field.
@@ -65,7 +74,7 @@ impl RowFields {
 }
 
 impl<'a> IntoIterator for &'a RowFields {
-    type Item = &'a (Arc<str>, Field<'static>);
+    type Item = &'a (Name, Field<'static>);
     type IntoIter = RowFieldsIter<'a>;
     fn into_iter(self) -> Self::IntoIter {
         self.iter()
@@ -97,7 +106,7 @@ pub fn forwards<F: StoreFs>(store: &Store<F>, run: &str) -> Result<Answer<Vec<Fo
     let rows = &mut answer.rows;
     // Writer and field names repeat on every line: each is allocated once and shared.
     let mut names = Names::default();
-    walk(store, run, &mut answer.skipped, &mut |l| {
+    each_forward(store, run, &mut answer.skipped, &mut |l| {
         let mut fields = RowFields::default();
         l.fields
             .each(&mut |k, v| fields.push(names.get(k), v.into_owned()));
@@ -112,6 +121,18 @@ pub fn forwards<F: StoreFs>(store: &Store<F>, run: &str) -> Result<Answer<Vec<Fo
         })
     })?;
     Ok(answer)
+}
+
+/// Every forward of `run` as [`forwards`] gives it, each handed to `f` borrowed from its index
+/// line rather than kept (for answers laid out otherwise: the wasm build's columns); what
+/// could not be read goes to `skipped`.
+pub(crate) fn each_forward<F: StoreFs>(
+    store: &Store<F>,
+    run: &str,
+    skipped: &mut Vec<Skip>,
+    f: &mut dyn FnMut(&Line<'_>),
+) -> Result<()> {
+    walk(store, run, skipped, f)
 }
 
 /// Index lines the writer writes are rarely shorter than this many bytes (a forward with a
@@ -133,14 +154,14 @@ fn expected_rows<F: StoreFs>(store: &Store<F>, run: &str) -> usize {
 
 /// Names seen so far, each allocated once.
 #[derive(Default)]
-struct Names(Vec<Arc<str>>);
+struct Names(Vec<Name>);
 
 impl Names {
-    fn get(&mut self, name: &str) -> Arc<str> {
+    fn get(&mut self, name: &str) -> Name {
         if let Some(n) = self.0.iter().find(|n| n.as_ref() == name) {
             return n.clone();
         }
-        let n: Arc<str> = Arc::from(name);
+        let n: Name = Rc::from(name);
         if self.0.len() < 256 {
             self.0.push(n.clone());
         }

@@ -48,10 +48,11 @@ impl<'a> LineFields<'a> {
     }
 }
 
-/// One whole index line: taken by the fast path, or parsed by serde.
+/// One whole index line: taken by the fast path, or parsed by serde (boxed: the usual line
+/// is not, and is not copied at the size of the other).
 pub(crate) enum Parsed<'a> {
     Fast(LineView<'a>),
-    Full(IndexLine<'a>),
+    Full(Box<IndexLine<'a>>),
 }
 
 impl Parsed<'_> {
@@ -146,7 +147,7 @@ fn parse(text: &[u8], fast_tried: bool) -> std::result::Result<Parsed<'_>, Strin
         return Err("empty line".into());
     }
     serde_json::from_str(t)
-        .map(Parsed::Full)
+        .map(|l| Parsed::Full(Box::new(l)))
         .map_err(|e| e.to_string())
 }
 

@@ -24,7 +24,7 @@ pub use curve::{curve, curve_costs, Cost, Point};
 pub use error::{Answer, ReadbackError, Result, Skip};
 pub use facts::facts;
 pub use fleet::{fleet, FleetRow};
-pub use forwards::{forwards, ForwardRow, RowFields};
+pub use forwards::{forwards, ForwardRow, Name, RowFields};
 pub use kept::KeptLines;
 pub use live::{Live, LiveOptions, ProgressRow, Tally};
 pub use nodes::{nodes, NodeRow};

@@ -516,10 +516,19 @@ impl<'a> P<'a> {
     fn uint(&mut self) -> Option<u64> {
         let start = self.at;
         let mut v: u64 = 0;
-        while let Some(d8) = self.b.get(self.at..self.at + 8).and_then(eight_digits) {
-            v = v.wrapping_mul(100_000_000).wrapping_add(d8);
-            self.at += 8;
+        // A word at a time: its leading digits, all eight (more may follow) or fewer (the end).
+        while let Some(word) = self.b.get(self.at..self.at + 8) {
+            let w = u64::from_le_bytes(word.try_into().ok()?);
+            let n = leading_digits(w);
+            if n > 0 {
+                v = v.wrapping_mul(POW10[n]).wrapping_add(digits_value(w, n));
+                self.at += n;
+            }
+            if n < 8 {
+                break;
+            }
         }
+        // The last few bytes of the buffer, one at a time (none when a word found the end).
         while let Some(&c) = self.b.get(self.at) {
             let d = c.wrapping_sub(b'0');
             if d > 9 {
@@ -690,22 +699,48 @@ fn special(w: u64) -> u64 {
     (quote | slash | control | w) & HIGH
 }
 
-/// The value of eight ASCII digits (`None` unless all eight are digits), a word at a time.
+/// Powers of ten up to 10^8.
+const POW10: [u64; 9] = [
+    1,
+    10,
+    100,
+    1_000,
+    10_000,
+    100_000,
+    1_000_000,
+    10_000_000,
+    100_000_000,
+];
+
+/// How many of the eight bytes of `w` (the first is the lowest) are ASCII digits before the
+/// first that is not, all at once.
 #[inline]
-fn eight_digits(b: &[u8]) -> Option<u64> {
+fn leading_digits(w: u64) -> usize {
     const ZEROS: u64 = 0x3030_3030_3030_3030;
     const TOP: u64 = 0xF0F0_F0F0_F0F0_F0F0;
-    let w = u64::from_le_bytes(b.try_into().ok()?);
-    if w & TOP != ZEROS || w.wrapping_add(0x0606_0606_0606_0606) & TOP != ZEROS {
-        return None;
-    }
-    // Pairs, then fours, then all eight (the first digit is the lowest byte).
+    const LOW: u64 = 0x0F0F_0F0F_0F0F_0F0F;
+    const SEVENS: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // Non-zero in each byte that is not a digit: its high nibble is not 3, or its low one
+    // is over 9 (no carry crosses a byte in either sum).
+    let bad = ((w & TOP) ^ ZEROS) | (((w & LOW) + 0x0606_0606_0606_0606) & TOP);
+    let marks = (bad | ((bad & SEVENS) + SEVENS)) & HIGH;
+    (marks.trailing_zeros() / 8) as usize
+}
+
+/// The value of the first `n` bytes of `w` (1 to 8 ASCII digits, the first is the lowest
+/// byte), a word at a time: the digits are moved up to the top bytes, zeros below them.
+#[inline]
+fn digits_value(w: u64, n: usize) -> u64 {
+    const ZEROS: u64 = 0x3030_3030_3030_3030;
+    // Pairs, then fours, then all eight (the first digit is the lowest byte). Bytes past the
+    // digits may borrow in the subtraction, but only upwards, and are shifted out.
     const MASK: u64 = 0x0000_00FF_0000_00FF;
-    let v = w - ZEROS;
+    let v = w.wrapping_sub(ZEROS) << (8 * (8 - n as u32));
     let v = v.wrapping_mul(10).wrapping_add(v >> 8);
     let high = (v & MASK).wrapping_mul(100 + (1_000_000 << 32));
     let low = ((v >> 16) & MASK).wrapping_mul(1 + (10_000 << 32));
-    Some(high.wrapping_add(low) >> 32)
+    high.wrapping_add(low) >> 32
 }
 
 #[cfg(test)]
@@ -863,6 +898,41 @@ mod tests {
         ];
         for (line, want) in cases {
             check(line, want);
+        }
+    }
+
+    #[test]
+    fn integers_of_every_length_read_at_every_offset() {
+        for len in 1..=20 {
+            let digits: String = (0..len)
+                .map(|i| char::from(b'1' + (i * 7 % 9) as u8))
+                .collect();
+            for pad in 0..9 {
+                for after in ["", ",", "}", "x", "9", ".5"] {
+                    let text = format!("{}{digits}{after}", " ".repeat(pad));
+                    let mut p = P {
+                        b: text.as_bytes(),
+                        at: pad,
+                    };
+                    let got = p.uint();
+                    let all: String = format!("{digits}{after}")
+                        .chars()
+                        .take_while(char::is_ascii_digit)
+                        .collect();
+                    let want = all.parse::<u64>().ok().filter(|_| !after.starts_with('.'));
+                    assert_eq!(got, want, "{text:?} from {pad}");
+                    if want.is_some() {
+                        assert_eq!(p.at, pad + all.len(), "{text:?}: where it stopped");
+                    }
+                }
+            }
+        }
+        for n in 0..=8u32 {
+            let w = u64::from_le_bytes(*b"12345678");
+            let bytes = [b"12345678".get(..n as usize).unwrap(), b"a:b/ 9.z"].concat();
+            let w2 = u64::from_le_bytes(bytes[..8].try_into().unwrap());
+            assert_eq!(leading_digits(w2), n as usize, "{bytes:?}");
+            assert_eq!(leading_digits(w), 8);
         }
     }
 

@@ -1,8 +1,10 @@
 //! Reading a record back from JS: the seed's somatize.record and its figures over an open store.
 
 use super::health::health_figure;
-use super::store::{answer_to_js, call_opts, curve_to_js};
+use super::store::{call_opts, curve_to_js, rows_and_skipped};
 use super::*;
+use crate::readback::lines::Line;
+use crate::store::Field;
 
 /// Options of the record functions: the run, and what each one takes.
 #[derive(serde::Deserialize, Default)]
@@ -38,7 +40,7 @@ pub(super) fn readback_call<F: StoreFs>(
     let o: RecordOpts = call_opts(name, options)?;
     match name {
         "runs" => to_js(&rb::runs(store).map_err(js_err)?),
-        "forwards" => answer_to_js(&rb::forwards(store, o.run(name)?).map_err(js_err)?),
+        "forwards" => forwards_to_js(store, o.run(name)?),
         "curve" => curve_to_js(&rb::curve(store, o.run(name)?, o.of()).map_err(js_err)?),
         "curveCosts" => to_js(&rb::curve_costs(store, o.run(name)?, o.of()).map_err(js_err)?),
         "facts" => {
@@ -112,4 +114,195 @@ pub(super) fn figure_call<F: StoreFs>(store: &Store<F>, o: FigureOpts) -> Result
             "no figure {other:?}; there are progress, spent, gantt, machines, profile, flags, overlaid"
         ))),
     }
+}
+
+// Builds forwards' rows in JS from columns (see `ForwardColumns`), where making an object costs
+// nanoseconds; keys are set in the order the core serialises them, so each row is the object
+// `JSON.parse` would make of the row's JSON (`__proto__` as an own key, as JSON.parse makes it).
+#[wasm_bindgen(
+    inline_js = "export function forwardRows(n, nums, ints, writers, names, errors, texts) {
+  const m = (ints.length - 3 * n) / 2;
+  const rows = new Array(n);
+  let e = 0;
+  let errorAt = errors.length > 0 ? errors[0][0] : -1;
+  let f = 0;
+  let at = 0;
+  for (let i = 0; i < n; i++) {
+    const row = { forward: nums[i], writer: writers[ints[i]], written_us: nums[n + i], took_us: nums[2 * n + i], broke: ints[2 * n + i] !== 0 };
+    if (i === errorAt) {
+      row.error = errors[e][1];
+      e++;
+      errorAt = e < errors.length ? errors[e][0] : -1;
+    }
+    for (let k = ints[n + i]; k > 0; k--, f++) {
+      const name = names[ints[3 * n + f]];
+      const end = ints[3 * n + m + f];
+      const v = nums[3 * n + f];
+      const text = v === v ? String(v) : texts.slice(at, end);
+      at = end;
+      if (name === '__proto__') Object.defineProperty(row, name, { value: text, writable: true, enumerable: true, configurable: true });
+      else row[name] = text;
+    }
+    rows[i] = row;
+  }
+  return rows;
+}"
+)]
+extern "C" {
+    #[wasm_bindgen(js_name = forwardRows)]
+    fn forward_rows(
+        n: usize,
+        nums: &[f64],
+        ints: &[u32],
+        writers: JsValue,
+        names: JsValue,
+        errors: JsValue,
+        texts: &str,
+    ) -> js_sys::Array;
+}
+
+/// Forwards' rows as columns for `forwardRows`, made straight from the index lines (no row is
+/// kept in wasm memory): `nums` holds forward, written_us and took_us (n each; integers below
+/// 2^53, so exact as JS numbers, as JSON.parse reads them), then each field's value where JS's
+/// `String(value)` writes the text `Field::to_text` would (NaN elsewhere); `ints` holds each
+/// row's writer (an index into `writers`), its number of fields and whether it broke (n
+/// each), then each field's name (an index into `names`), then where its text ends in `texts`
+/// (in UTF-16 units, as JS strings count; the other fields' texts); `errors` is `[row, error]`
+/// for rows that have one.
+#[derive(Default)]
+struct ForwardColumns {
+    forward: Vec<f64>,
+    written: Vec<f64>,
+    took: Vec<f64>,
+    writer: Vec<u32>,
+    counts: Vec<u32>,
+    broke: Vec<u32>,
+    writers: Names,
+    names: Names,
+    errors: Vec<(usize, String)>,
+    values: Vec<f64>,
+    field_names: Vec<u32>,
+    ends: Vec<u32>,
+    texts: String,
+    /// `texts`' length in UTF-16 units.
+    units: usize,
+    /// The first error met (a text over 4 GiB).
+    failed: Option<JsError>,
+}
+
+/// Distinct names in order of first use (the last one found is tried first).
+#[derive(Default)]
+struct Names {
+    all: Vec<String>,
+    last: usize,
+}
+
+impl Names {
+    fn index(&mut self, name: &str) -> u32 {
+        if self.all.get(self.last).map(String::as_str) != Some(name) {
+            self.last = match self.all.iter().position(|n| n == name) {
+                Some(i) => i,
+                None => {
+                    self.all.push(name.to_string());
+                    self.all.len() - 1
+                }
+            };
+        }
+        self.last as u32
+    }
+}
+
+impl ForwardColumns {
+    /// Add one forward's row.
+    fn push_line(&mut self, l: &Line<'_>) {
+        let i = self.forward.len();
+        self.forward.push(l.forward as f64);
+        self.written.push(l.written_us as f64);
+        self.took.push(l.took_us as f64);
+        let writer = self.writers.index(l.writer);
+        self.writer.push(writer);
+        self.broke.push(u32::from(l.broke));
+        if let Some(e) = l.error {
+            self.errors.push((i, e.to_string()));
+        }
+        let mut count = 0u32;
+        l.fields.each(&mut |name, value| {
+            let name = self.names.index(name);
+            self.field_names.push(name);
+            if let Err(e) = self.push_text(&value) {
+                self.failed.get_or_insert(e);
+            }
+            count += 1;
+        });
+        self.counts.push(count);
+    }
+
+    /// A field's value for JS to write, or its text (as `Field::to_text` gives it) after
+    /// those already held.
+    fn push_text(&mut self, value: &Field<'_>) -> Result<(), JsError> {
+        match value {
+            Field::Num(v) if same_in_js(*v) => self.values.push(*v),
+            other => {
+                self.values.push(f64::NAN);
+                let text = other.to_text();
+                self.texts.push_str(&text);
+                self.units += if text.is_ascii() {
+                    text.len()
+                } else {
+                    text.encode_utf16().count()
+                };
+            }
+        }
+        let end = u32::try_from(self.units)
+            .map_err(|_| JsError::new("forwards: the fields' text is over 4 GiB"))?;
+        self.ends.push(end);
+        Ok(())
+    }
+
+    /// The rows, made in JS.
+    fn into_rows(self) -> Result<JsValue, JsError> {
+        if let Some(e) = self.failed {
+            return Err(e);
+        }
+        let n = self.forward.len();
+        let mut nums = self.forward;
+        for mut more in [self.written, self.took, self.values] {
+            nums.append(&mut more);
+        }
+        let mut ints = self.writer;
+        for mut more in [self.counts, self.broke, self.field_names, self.ends] {
+            ints.append(&mut more);
+        }
+        Ok(forward_rows(
+            n,
+            &nums,
+            &ints,
+            to_js(&self.writers.all)?,
+            to_js(&self.names.all)?,
+            to_js(&self.errors)?,
+            &self.texts,
+        )
+        .into())
+    }
+}
+
+/// Whether JS's `String(v)` writes `v` as Rust's `{v}` does: both write the shortest digits
+/// that read back as `v` (the nearer to `v` of two), and without an exponent from 1e-6 up to
+/// 1e21, where JS uses one and Rust does not; JS writes -0 as `0`.
+fn same_in_js(v: f64) -> bool {
+    let a = v.abs();
+    (v == 0.0 && v.is_sign_positive()) || ((1e-6..1e21).contains(&a))
+}
+
+/// `forwards`' `{rows, skipped}` as a plain JS value, the same value `to_js` would give of
+/// `readback::forwards`: the same walk, its rows crossing as columns (views of wasm memory,
+/// one string of the fields' texts that JS does not write) and built in JS.
+fn forwards_to_js<F: StoreFs>(store: &Store<F>, run: &str) -> Result<JsValue, JsError> {
+    let mut columns = ForwardColumns::default();
+    let mut skipped = Vec::new();
+    crate::readback::forwards::each_forward(store, run, &mut skipped, &mut |l| {
+        columns.push_line(l)
+    })
+    .map_err(js_err)?;
+    rows_and_skipped(&columns.into_rows()?, &skipped)
 }

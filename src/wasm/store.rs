@@ -1,7 +1,7 @@
 //! An open store in JS (`StoreHandle`) and the dispatch of every call on it.
 
 use super::health::{health_call, health_figure_with, judge_call};
-use super::js_fs::{js_method, JsFs, JsRange};
+use super::js_fs::{JsFs, JsRange};
 use super::readback::{figure_call, readback_call};
 use super::*;
 
@@ -292,40 +292,6 @@ fn fetch_js<F: StoreFs>(store: &Store<F>, o: FetchOpts) -> Result<JsValue, JsErr
     })
 }
 
-/// Rows per `JSON.parse` when a long answer crosses to JS: bounds the text held in wasm memory.
-const ROWS_PER_PARSE: usize = 1 << 16;
-
-/// A `{rows, skipped}` answer as a plain JS value, the same value `to_js` gives, made faster for
-/// long answers: the rows are written as JSON text a batch at a time and parsed by the JS engine
-/// (one call per batch instead of one per key and value); `skipped` goes through `to_js`. Every
-/// value the rows hold survives JSON exactly (finite floats round-trip, non-finite ones are
-/// written as their text by the core, integers are below 2^53).
-pub(super) fn answer_to_js<T: Serialize>(
-    answer: &crate::readback::Answer<Vec<T>>,
-) -> Result<JsValue, JsError> {
-    let parts = js_sys::Array::new();
-    let mut text = Vec::new();
-    for batch in answer.rows.chunks(ROWS_PER_PARSE) {
-        text.clear();
-        serde_json::to_writer(&mut text, batch).map_err(js_err)?;
-        let json = std::str::from_utf8(&text).map_err(js_err)?;
-        let part = js_sys::JSON::parse(json).map_err(|e| js_err(format!("{e:?}")))?;
-        parts.push(&part);
-    }
-    let rows: JsValue = if parts.length() == 1 {
-        parts.get(0)
-    } else {
-        // One concat of every batch: Array.prototype.concat.apply([], parts).
-        let empty = js_sys::Array::new();
-        let concat = js_method(&empty, "concat")
-            .ok_or_else(|| JsError::new("the JS engine's arrays have no concat"))?;
-        concat
-            .apply(&empty, &parts)
-            .map_err(|e| js_err(format!("{e:?}")))?
-    };
-    rows_and_skipped(&rows, &answer.skipped)
-}
-
 // Pairs a curve's two columns into `[forward, value]` rows in JS, where making a small array
 // costs nanoseconds (from wasm, each costs several calls across the boundary); `texts` holds
 // `[index, text]` for the values that are not finite numbers.
@@ -359,7 +325,10 @@ pub(super) fn curve_to_js(
 }
 
 /// `{rows, skipped}` as a plain JS object, `rows` already made in JS.
-fn rows_and_skipped(rows: &JsValue, skipped: &impl Serialize) -> Result<JsValue, JsError> {
+pub(super) fn rows_and_skipped(
+    rows: &JsValue,
+    skipped: &impl Serialize,
+) -> Result<JsValue, JsError> {
     let out = js_sys::Object::new();
     let set = |key: &str, value: &JsValue| {
         js_sys::Reflect::set(&out, &JsValue::from_str(key), value)
