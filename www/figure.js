@@ -30,8 +30,20 @@ export function safeFigure(value) {
   return value;
 }
 
-/** plotly's options for every figure on the page: no link to plotly's cloud, a responsive size. */
-export const CONFIG = { displaylogo: false, showSendToCloud: false, showEditInChartStudio: false, responsive: true };
+/** plotly's options for every figure on the page: no link to plotly's cloud, a responsive size,
+ * and a modebar without the box and lasso selection (the page does nothing with a selection:
+ * two tab stops fewer per figure for keyboard users). */
+export const CONFIG = {
+  displaylogo: false, showSendToCloud: false, showEditInChartStudio: false, responsive: true,
+  modeBarButtonsToRemove: ["select2d", "lasso2d"],
+};
+
+/** The options for `layout`: "Autoscale" is dropped too when no axis sets its own range (it
+ * would do what "Reset axes" does). */
+function configFor(layout) {
+  const ranged = Object.entries(layout ?? {}).some(([k, v]) => /^[xy]axis\d*$/.test(k) && Array.isArray(v?.range) && !v.fixedrange);
+  return ranged ? CONFIG : { ...CONFIG, modeBarButtonsToRemove: [...CONFIG.modeBarButtonsToRemove, "autoScale2d"] };
+}
 
 // ---- long lines drawn decimated ----
 //
@@ -125,10 +137,80 @@ function redecimate(container, ev) {
   globalThis.Plotly.restyle(container, update, full.map((f) => f.index));
 }
 
-/** Draw `figure` into `container` (again: plotly.react updates in place); long lines decimated. */
-export async function draw(container, figure) {
+// ---- drawn once, on screen ----
+//
+// A figure is drawn only when it changed since it was last drawn into its container (the
+// figure's JSON is kept per container), and only when it is on screen or within MARGIN of it:
+// one further down waits, marked `data-drawn="waiting"` (never "true": what it shows is not
+// what it was asked to show), and is drawn when it scrolls into view. So an edit that changes
+// several figures costs only the drawing of those in sight.
+
+/** How far outside the window (px, above and below) a figure counts as on screen. */
+const MARGIN = 200;
+let observer = null;
+
+/** Whether `el` is shown and within MARGIN of the window. */
+function onScreen(el) {
+  const r = el.getBoundingClientRect();
+  return r.width > 0 && r.bottom > -MARGIN && r.top < innerHeight + MARGIN;
+}
+
+/** Draw each waiting figure that came into view. */
+function cameIntoView(entries) {
+  for (const e of entries) {
+    if (!e.isIntersecting) continue;
+    observer.unobserve(e.target);
+    const w = e.target.somatizeWaiting;
+    delete e.target.somatizeWaiting;
+    if (w) drawNow(e.target, w.figure, w.key).catch(w.fail);
+  }
+}
+
+/** Draw every waiting figure now (before printing, where the whole page is seen). */
+function drawWaiting() {
+  for (const el of document.querySelectorAll("[data-drawn=waiting]")) cameIntoView([{ isIntersecting: true, target: el }]);
+}
+
+/** Keep `figure` for `container` until it scrolls into view. */
+function wait(container, figure, key, fail) {
+  if (!observer) {
+    observer = new IntersectionObserver(cameIntoView, { rootMargin: `${MARGIN}px 0px` });
+    addEventListener("beforeprint", drawWaiting);
+  }
+  container.somatizeWaiting = { figure, key, fail };
+  container.dataset.drawn = "waiting";
+  observer.observe(container);
+}
+
+/**
+ * Draw `figure` into `container` (again: plotly.react updates in place); long lines decimated.
+ * Nothing is done when it is the figure last drawn there; a container off screen is drawn when
+ * it scrolls into view, and `fail(error)` is called if that drawing throws (drawing now throws).
+ */
+export async function draw(container, figure, fail = (e) => console.error(e)) {
+  if (!globalThis.Plotly) throw new Error("plotly.js did not load (www/vendor/plotly.min.js; run scripts/build-wasm.sh)");
+  const key = JSON.stringify(figure);
+  if (key === container.somatizeKey) {
+    delete container.somatizeWaiting;
+    container.dataset.drawn = "true";
+    return;
+  }
+  if (typeof IntersectionObserver === "function" && !onScreen(container)) return wait(container, figure, key, fail);
+  delete container.somatizeWaiting;
+  await drawNow(container, figure, key);
+}
+
+/** Forget what `container` drew or waits to draw, and empty it (to show a message instead). */
+export function clear(container) {
+  delete container.somatizeWaiting;
+  delete container.somatizeKey;
+  delete container.dataset.drawn;
+  globalThis.Plotly?.purge(container); // plotly keeps state on the element; start afresh next time
+}
+
+/** Draw `figure` (whose JSON is `key`) into `container` now. */
+async function drawNow(container, figure, key) {
   const Plotly = globalThis.Plotly;
-  if (!Plotly) throw new Error("plotly.js did not load (www/vendor/plotly.min.js; run scripts/build-wasm.sh)");
   const safe = safeFigure(figure);
   const full = [];
   const data = (safe.data ?? []).map((t, index) => {
@@ -137,9 +219,11 @@ export async function draw(container, figure) {
     return { ...t, ...decimate(t.x, t.y) };
   });
   container.somatizeFull = full;
-  await Plotly.react(container, data, safe.layout ?? {}, CONFIG);
+  delete container.somatizeKey;
+  await Plotly.react(container, data, safe.layout ?? {}, configFor(safe.layout));
   container.removeAllListeners?.("plotly_relayout");
   if (full.length) container.on("plotly_relayout", (ev) => redecimate(container, ev));
+  container.somatizeKey = key;
   container.dataset.drawn = "true";
   container.dataset.decimated = full.length ? "true" : "false";
 }

@@ -140,3 +140,19 @@ export async function writeOpfs(page, files) {
     }
   }, files);
 }
+
+/**
+ * Draw every figure of `target` (a page or frame) that waits to be scrolled into view: the page
+ * draws a figure only on screen (`data-drawn="waiting"` until then). Each is scrolled into view
+ * in turn until drawn; then the view goes back where it was.
+ */
+export function drawAll(target) {
+  return target.evaluate(async () => {
+    const [x, y] = [scrollX, scrollY];
+    for (const f of document.querySelectorAll(".figure[data-drawn=waiting]")) {
+      f.scrollIntoView({ block: "center" });
+      while (f.dataset.drawn === "waiting") await new Promise((r) => setTimeout(r, 20));
+    }
+    scrollTo(x, y);
+  });
+}

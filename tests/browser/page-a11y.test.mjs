@@ -6,7 +6,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { serve, launch, openPage, shots } from "./harness.mjs";
+import { serve, launch, openPage, shots, drawAll } from "./harness.mjs";
 import { makeStores, fixtures } from "../node/store-fixture.mjs";
 
 let server, origin, browser, s;
@@ -21,13 +21,17 @@ after(async () => {
   server?.close();
 });
 
-/** The page with the test store open by URL, every figure drawn. */
+const FIGURES = ["progress", "profile", "flags", "overlaid", "history", "spent", "gantt", "machines"];
+
+/** The page with the test store open by URL, every figure drawn (each scrolled into view: the
+ * page draws figures on screen only). */
 async function storePage() {
   const { page, seen } = await openPage(browser, `${origin}/www/index.html?store=${encodeURIComponent(s.url("store/"))}`);
-  await page.waitForFunction(() => document.querySelector("#error").textContent ||
-    ["progress", "profile", "flags", "overlaid", "history", "spent", "gantt", "machines"]
-      .every((f) => document.querySelector(`#fig-${f}`)?.dataset.drawn === "true"));
+  await page.waitForFunction((figures) => document.querySelector("#error").textContent ||
+    figures.every((f) => ["true", "waiting"].includes(document.querySelector(`#fig-${f}`)?.dataset.drawn)), FIGURES);
   assert.equal(await page.textContent("#error"), "");
+  await drawAll(page);
+  assert.deepEqual(await page.evaluate((figures) => figures.filter((f) => document.querySelector(`#fig-${f}`).dataset.drawn !== "true"), FIGURES), []);
   return { page, seen };
 }
 
@@ -182,6 +186,7 @@ test("a forward, a node and a measurement are chosen from the keyboard alone", a
     await page.focus(select);
     await page.keyboard.press(before[0] === (await page.locator(`${select} option`).first().getAttribute("value")) ? "ArrowDown" : "ArrowUp");
     await page.waitForFunction(([sel, was]) => document.querySelector(sel).value !== was, [select, before[0]]);
+    await page.locator(`#${figure}`).scrollIntoViewIfNeeded();
     // Drawn again: a figure other than the one before, fully drawn.
     await page.waitForFunction(([id, was]) => {
       const gd = document.getElementById(id);

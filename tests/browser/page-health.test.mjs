@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openStore } from "somatize";
-import { serve, launch, openPage, shots } from "./harness.mjs";
+import { serve, launch, openPage, shots, drawAll } from "./harness.mjs";
 import { makeStores, cli } from "../node/store-fixture.mjs";
 
 /** Bounds at which the recorded MLP (fc1 → relu → fc2) is flagged on every node, so that
@@ -48,7 +48,7 @@ function cliAlerts(run) {
 async function openAt(run) {
   const { page, seen } = await openPage(browser, `${origin}/www/index.html?store=${encodeURIComponent(s.url("store/"))}`);
   await page.waitForSelector("body[data-ready=true]");
-  await page.waitForSelector("#fig-history[data-drawn=true]");
+  await page.waitForSelector("#fig-history[data-drawn=true], #fig-history[data-drawn=waiting]");
   if ((await page.inputValue("#run")) !== run) {
     await page.selectOption("#run", run);
     await page.waitForFunction((r) => document.querySelector("#status").textContent.startsWith(`Showing run ${r}`), run);
@@ -106,6 +106,7 @@ test("where is a table of the verdict folded onto the nodes; history draws a nod
   for (const [n, of] of [["fc1", "grad_norm"], ["fc2", "update_ratio"], ["relu", "dead_unit_fraction"]]) {
     await page.selectOption("#history-node", n);
     await page.selectOption("#history-of", of);
+    await page.locator("#fig-history").scrollIntoViewIfNeeded();
     await page.waitForFunction(([n, of]) => document.querySelector("#fig-history .gtitle")?.textContent.startsWith(`${of} of ${n} `), [n, of]);
     const pairs = await node.history({ run, node: n, of });
     assert.deepEqual(await drawn(), { x: pairs.map((p) => p[0]), y: pairs.map((p) => p[1]) }, `${n} ${of}`);
@@ -115,6 +116,7 @@ test("where is a table of the verdict folded onto the nodes; history draws a nod
     assert.ok(pairs.every(([f]) => f >= forwards.first && f <= forwards.last), `${n} ${of}: within the forwards judged`);
     assert.equal(pairs.at(-1)[1], cliSeen[n][of], `${n} ${of}: the last point is what seen --json says`);
   }
+  await drawAll(page);
   await page.locator("#store-figures").screenshot({ path: join(shots, "store-where-history.png") });
   assert.deepEqual(seen.errors, []);
   await page.close();

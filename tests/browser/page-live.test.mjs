@@ -117,6 +117,7 @@ test("a folder opened through the directory picker is followed: appended forward
     }, RUN, { timeout: 10_000 });
     // A forward written since opening is read in full: its gantt draws from its blob.
     await page.selectOption("#forward", String(STEPS - 1));
+    await page.locator("#fig-gantt").scrollIntoViewIfNeeded(); // figures are drawn on screen
     await page.waitForFunction((f) => document.querySelector("#fig-gantt .gtitle")?.textContent.includes(String(f)), STEPS - 1);
     const gantt = (await whole.figure({ kind: "gantt", run: RUN, forward: STEPS - 1 })).data.map((t) => ({ x: t.x, y: t.y }));
     assert.deepEqual(await page.evaluate(() => document.getElementById("fig-gantt").data.map((t) => ({ x: [...t.x], y: [...t.y] }))), gantt);

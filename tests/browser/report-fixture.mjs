@@ -4,7 +4,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { root } from "./harness.mjs";
+import { drawAll, root } from "./harness.mjs";
 
 /** The binary: $SOMATIZE_BIN, else this repository's release build, else its debug build (built now). */
 export function binary() {
@@ -72,6 +72,7 @@ export async function checkViews(assert, frame, store, run) {
   }
   assert.ok(Object.keys(form).some((k) => k in d.thresholds), "the thresholds form names the verdict's thresholds");
 
+  await drawAll(frame); // the page draws a figure once it is on screen
   const forward = Number(await frame.inputValue("#forward"));
   const measure = await frame.inputValue("#measure");
   const figures = {

@@ -37,7 +37,7 @@ test("the notebook's report cell draws the run as the CLI answers, asking no net
   const url = pathToFileURL(join(out, cell.file)).href;
   const { page, seen } = await openPage(browser, url);
   const frame = await (await page.waitForSelector("iframe[srcdoc]")).contentFrame();
-  await frame.waitForFunction(() => document.querySelector("#fig-machines")?.dataset.drawn === "true" || document.querySelector("#error")?.textContent);
+  await frame.waitForFunction(() => ["true", "waiting"].includes(document.querySelector("#fig-machines")?.dataset.drawn) || document.querySelector("#error")?.textContent);
   assert.equal(await frame.textContent("#error"), "");
   const d = await checkViews(assert, frame, manifest.store, cell.run);
   assert.ok(Object.values(d.diagnosis).flat().some((f) => f.startsWith("VANISHING")), "the vanishing run raises VANISHING");
@@ -73,7 +73,7 @@ test("the live view shows the served page over the whole store", async () => {
     writeFileSync(host, `<!doctype html><html><head><meta charset="utf-8"><title>live</title></head><body>${cell}</body></html>`);
     const { page, seen } = await openPage(browser, pathToFileURL(host).href);
     const frame = await (await page.waitForSelector("iframe")).contentFrame();
-    await frame.waitForFunction(() => document.querySelector("#fig-machines")?.dataset.drawn === "true" || document.querySelector("#error")?.textContent);
+    await frame.waitForFunction(() => ["true", "waiting"].includes(document.querySelector("#fig-machines")?.dataset.drawn) || document.querySelector("#error")?.textContent);
     assert.equal(await frame.textContent("#error"), "");
     const runs = await frame.evaluate(() => [...document.querySelectorAll("#runs-table tbody tr")].map((tr) => tr.children[0].textContent));
     assert.deepEqual(runs, json("runs", manifest.store, "--json").map((r) => r.run), "every run of the store, as `somatize runs --json`");
@@ -86,6 +86,7 @@ test("the live view shows the served page over the whole store", async () => {
     // The run shown is written to while the page follows it: its progress is drawn again with
     // the new forwards, as the CLI then draws it.
     const run = await frame.inputValue("#run");
+    await frame.locator("#fig-progress").scrollIntoViewIfNeeded(); // on screen: drawn as it changes
     const before = tracesOf(await frame.evaluate(() => document.getElementById("fig-progress").data));
     execFileSync(binary(), ["record", "--store", manifest.store, "--run", run, "--writer", `live-${process.pid}-${Date.now()}`, "--",
       "python3", join(root, "examples/train_numpy.py"), "--steps", "3"], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });

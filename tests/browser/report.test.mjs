@@ -24,7 +24,7 @@ after(async () => {
 /** Wait in `frame` until the report opened its run and drew the last figure (or showed an error). */
 async function ready(frame) {
   await frame.waitForFunction(() => document.body.dataset.report === "ready" || document.querySelector("#error")?.textContent);
-  await frame.waitForFunction(() => document.querySelector("#fig-machines")?.dataset.drawn === "true" || document.querySelector("#error")?.textContent);
+  await frame.waitForFunction(() => ["true", "waiting"].includes(document.querySelector("#fig-machines")?.dataset.drawn) || document.querySelector("#error")?.textContent);
   assert.equal(await frame.textContent("#error"), "", "the report shows no error");
 }
 

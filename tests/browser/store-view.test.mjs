@@ -4,7 +4,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { serve, launch, openPage, shots } from "./harness.mjs";
+import { serve, launch, openPage, shots, drawAll } from "./harness.mjs";
 
 const shared = process.env.SOMATIZE_SHARED ?? new URL("../../../shared/", import.meta.url).pathname;
 let server, origin, browser;
@@ -122,7 +122,8 @@ async function withStandIn() {
   await opened.page.goto(`${origin}/www/index.html`);
   await opened.page.waitForSelector("body[data-ready=true]");
   await opened.page.setInputFiles("#pick-folder", join(shared, "runs/example_cnn"));
-  await opened.page.waitForSelector("#fig-machines[data-drawn=true]");
+  await opened.page.waitForSelector("#fig-machines[data-drawn=true], #fig-machines[data-drawn=waiting]");
+  await drawAll(opened.page);
   return opened;
 }
 
@@ -179,8 +180,10 @@ test("store view: thresholds re-judge and redraw only the health figures; hover 
   assert.ok((await page.textContent("#fig-progress .hoverlayer")).includes(HOSTILE), "hover shows the name as text");
   assert.equal(await calls(page, "progress"), progress, "no figure fetched again");
   await page.selectOption("#measure", "update_ratio");
+  await page.locator("#fig-profile").scrollIntoViewIfNeeded();
   await page.waitForFunction(() => document.querySelector("#fig-profile .gtitle")?.textContent.startsWith("profile of update_ratio"));
   await page.selectOption("#forward", "2");
+  await page.locator("#fig-gantt").scrollIntoViewIfNeeded();
   await page.waitForFunction(() => document.querySelector("#fig-gantt .gtitle")?.textContent.startsWith("gantt of forward 2"));
   assert.equal(await calls(page, "progress"), progress);
   await page.close();
