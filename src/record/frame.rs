@@ -111,8 +111,13 @@ pub fn parse_dtype(name: &str) -> Option<DType> {
     })
 }
 
+/// The most a frame's buffer is sized for ahead of its bytes arriving (a header may lie).
+const RESERVE_AHEAD: u64 = 256 << 20;
+
 fn read_exactly(r: &mut dyn Read, n: u64, out: &mut Vec<u8>) -> Result<(), FrameError> {
     let before = out.len() as u64;
+    // Sized once: the bytes are read straight into place, never moved by the Vec growing.
+    out.reserve_exact(n.min(RESERVE_AHEAD) as usize);
     r.take(n).read_to_end(out).map_err(FrameError::Io)?;
     let got = out.len() as u64 - before;
     if got != n {
