@@ -60,6 +60,9 @@ pub struct Frame {
     /// Each declared tensor's dtype and its byte range in `payload`.
     pub layout: Vec<(DType, std::ops::Range<usize>)>,
     pub payload: Vec<u8>,
+    /// The CRC-32 of each declared tensor's bytes, computed as the frame was read (on the
+    /// reader's thread, while the bytes are fresh in cache).
+    pub crcs: Vec<u32>,
 }
 
 /// What can go wrong reading a frame.
@@ -177,10 +180,15 @@ pub fn read_frame(r: &mut dyn Read) -> Result<Option<Frame>, FrameError> {
     }
     let mut payload = Vec::new();
     read_exactly(r, total, &mut payload)?;
+    let crcs = layout
+        .iter()
+        .map(|(_, range)| crc32fast::hash(payload.get(range.clone()).unwrap_or_default()))
+        .collect();
     Ok(Some(Frame {
         header,
         layout,
         payload,
+        crcs,
     }))
 }
 

@@ -209,17 +209,21 @@ pub fn write<W: Write>(
     meta: &ForwardMeta,
     rec: &ForwardRecord<'_>,
 ) -> std::io::Result<(W, u64, u32)> {
-    write_with(out, meta, rec, &mut Scratch::default())
+    write_with(out, meta, rec, &mut Scratch::default(), None)
 }
 
 /// Write a blob to `out` whose `forward.json` is `meta`, reusing `scratch`; returns its length
-/// and CRC-32.
+/// and CRC-32. `crcs`, when given, holds the CRC-32 of each tensor's `data`, in order, already
+/// computed over exactly those bytes (the companion's reader hashes them as they arrive), so
+/// they are not read a second time here; ignored unless there is one per tensor.
 pub fn write_with<W: Write, M: Serialize>(
     out: W,
     meta: &M,
     rec: &ForwardRecord<'_>,
     scratch: &mut Scratch,
+    crcs: Option<&[u32]>,
 ) -> std::io::Result<(W, u64, u32)> {
+    let crcs = crcs.filter(|c| c.len() == rec.tensors.len());
     let mut z = zipfile::ZipWriter::new(out);
     let Scratch { json, name, header } = scratch;
     let mut add_json = |z: &mut zipfile::ZipWriter<W>, entry: &str, value: &dyn erased::Json| {
@@ -235,14 +239,29 @@ pub fn write_with<W: Write, M: Serialize>(
     if !rec.values.is_empty() {
         add_json(&mut z, VALUES_ENTRY, &erased::Of(&rec.values))?;
     }
-    for t in &rec.tensors {
+    for (i, t) in rec.tensors.iter().enumerate() {
         let descr = npy::descr(t.dtype).unwrap_or("|u1");
         header.clear();
         npy::header_into(header, descr, &t.shape);
         name.clear();
         name.push_str(&t.key);
         name.push_str(".npy");
-        z.add(name, &[header, &t.data])?;
+        match crcs.and_then(|c| c.get(i)) {
+            Some(&data_crc) => {
+                let mut crc = crc32fast::Hasher::new();
+                crc.update(header);
+                crc.combine(&crc32fast::Hasher::new_with_initial_len(
+                    data_crc,
+                    t.data.len() as u64,
+                ));
+                let size = (header.len() + t.data.len()) as u64;
+                z.add_with(name, size, crc, &mut |out| {
+                    out.write_all(header)?;
+                    out.write_all(&t.data)
+                })?;
+            }
+            None => z.add(name, &[header, &t.data])?,
+        }
     }
     z.finish()
 }
@@ -516,8 +535,16 @@ mod tests {
         let (a, ..) = write(Vec::new(), &owned, &rec).unwrap();
         let mut scratch = Scratch::default();
         for _ in 0..2 {
-            let (b, ..) = write_with(Vec::new(), &borrowed, &rec, &mut scratch).unwrap();
+            let (b, ..) = write_with(Vec::new(), &borrowed, &rec, &mut scratch, None).unwrap();
             assert_eq!(a, b);
+            let crcs: Vec<u32> = rec
+                .tensors
+                .iter()
+                .map(|t| crc32fast::hash(&t.data))
+                .collect();
+            let (c, ..) =
+                write_with(Vec::new(), &borrowed, &rec, &mut scratch, Some(&crcs)).unwrap();
+            assert_eq!(a, c, "known CRCs give the same blob");
         }
         let blob = Blob::unchecked("b", a).unwrap();
         assert_eq!(blob.meta().unwrap(), owned);

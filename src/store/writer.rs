@@ -278,6 +278,17 @@ impl Writer {
         rec: &ForwardRecord<'_>,
         fields: Fields<'static>,
     ) -> Result<IndexEntry> {
+        self.append_with_crcs(rec, fields, None)
+    }
+
+    /// [`Self::append`], with each tensor's CRC-32 already known (computed over exactly its
+    /// `data`; see [`blob::write_with`]).
+    pub(crate) fn append_with_crcs(
+        &mut self,
+        rec: &ForwardRecord<'_>,
+        fields: Fields<'static>,
+        crcs: Option<&[u32]>,
+    ) -> Result<IndexEntry> {
         self.check_next(rec.forward)?;
         rec.tensors.iter().try_for_each(|t| t.check())?;
         let written_us = now_us();
@@ -297,7 +308,7 @@ impl Writer {
             fields: FieldsAsJson(&fields),
             tensors: KeysOf(&rec.tensors),
         };
-        let written = self.write_blob(&meta, rec);
+        let written = self.write_blob(&meta, rec, crcs);
         (self.run, self.writer) = (run, writer);
         let (pack_name, offset, len, crc) = written?;
         let entry = IndexEntry {
@@ -457,6 +468,7 @@ impl Writer {
         &mut self,
         meta: &MetaRef<'_>,
         rec: &ForwardRecord<'_>,
+        crcs: Option<&[u32]>,
     ) -> Result<(String, u64, u64, u32)> {
         let (mut gather, mut scratch) = (
             std::mem::take(&mut self.gather),
@@ -469,7 +481,7 @@ impl Writer {
                 gather: &mut gather,
             };
             let offset = pack.len;
-            match blob::write_with(out, meta, rec, &mut scratch)
+            match blob::write_with(out, meta, rec, &mut scratch, crcs)
                 .and_then(|(mut out, len, crc)| out.flush().map(|_| (len, crc)))
             {
                 Ok((len, crc)) => {
