@@ -209,22 +209,33 @@ pub fn write<W: Write>(
     meta: &ForwardMeta,
     rec: &ForwardRecord<'_>,
 ) -> std::io::Result<(W, u64, u32)> {
-    write_with(out, meta, rec, &mut Scratch::default(), None)
+    write_with(out, meta, rec, &mut Scratch::default(), None, None)
 }
+
+/// Tensors at least this large have their bytes page-aligned in the pack (see
+/// [`write_with`]); smaller ones are not worth up to 4 KiB of padding.
+pub const ALIGN_FROM: usize = 256 << 10;
 
 /// Write a blob to `out` whose `forward.json` is `meta`, reusing `scratch`; returns its length
 /// and CRC-32. `crcs`, when given, holds the CRC-32 of each tensor's `data`, in order, already
 /// computed over exactly those bytes (the companion's reader hashes them as they arrive), so
-/// they are not read a second time here; ignored unless there is one per tensor.
+/// they are not read a second time here; ignored unless there is one per tensor. `base`, when
+/// given, is where the blob starts in its pack: the bytes of each tensor of [`ALIGN_FROM`] or
+/// more then start on a page boundary of the pack (padding in the zip entry's extra field,
+/// which every zip reader skips), so writing them copies whole pages.
 pub fn write_with<W: Write, M: Serialize>(
     out: W,
     meta: &M,
     rec: &ForwardRecord<'_>,
     scratch: &mut Scratch,
     crcs: Option<&[u32]>,
+    base: Option<u64>,
 ) -> std::io::Result<(W, u64, u32)> {
     let crcs = crcs.filter(|c| c.len() == rec.tensors.len());
     let mut z = zipfile::ZipWriter::new(out);
+    if let Some(b) = base {
+        z.set_base(b);
+    }
     let Scratch { json, name, header } = scratch;
     let mut add_json = |z: &mut zipfile::ZipWriter<W>, entry: &str, value: &dyn erased::Json| {
         json.clear();
@@ -246,6 +257,9 @@ pub fn write_with<W: Write, M: Serialize>(
         name.clear();
         name.push_str(&t.key);
         name.push_str(".npy");
+        if t.data.len() >= ALIGN_FROM {
+            z.align_next(header.len() as u64);
+        }
         match crcs.and_then(|c| c.get(i)) {
             Some(&data_crc) => {
                 let mut crc = crc32fast::Hasher::new();
@@ -535,7 +549,8 @@ mod tests {
         let (a, ..) = write(Vec::new(), &owned, &rec).unwrap();
         let mut scratch = Scratch::default();
         for _ in 0..2 {
-            let (b, ..) = write_with(Vec::new(), &borrowed, &rec, &mut scratch, None).unwrap();
+            let (b, ..) =
+                write_with(Vec::new(), &borrowed, &rec, &mut scratch, None, None).unwrap();
             assert_eq!(a, b);
             let crcs: Vec<u32> = rec
                 .tensors
@@ -543,11 +558,38 @@ mod tests {
                 .map(|t| crc32fast::hash(&t.data))
                 .collect();
             let (c, ..) =
-                write_with(Vec::new(), &borrowed, &rec, &mut scratch, Some(&crcs)).unwrap();
+                write_with(Vec::new(), &borrowed, &rec, &mut scratch, Some(&crcs), None).unwrap();
             assert_eq!(a, c, "known CRCs give the same blob");
         }
         let blob = Blob::unchecked("b", a).unwrap();
         assert_eq!(blob.meta().unwrap(), owned);
+    }
+
+    #[test]
+    fn large_tensors_start_on_a_page_of_the_pack_and_read_back() {
+        let (meta, mut rec) = sample();
+        let big: Vec<u8> = (0..ALIGN_FROM + 8).map(|i| (i % 253) as u8).collect();
+        rec.tensors.push(TensorBytes {
+            key: "act.big".into(),
+            dtype: DType::U8,
+            shape: vec![big.len()],
+            data: Cow::Borrowed(&big),
+        });
+        for base in [0u64, 1, 4095, 12_345] {
+            let mut scratch = Scratch::default();
+            let (bytes, len, crc) =
+                write_with(Vec::new(), &meta, &rec, &mut scratch, None, Some(base)).unwrap();
+            let at = bytes
+                .windows(64)
+                .position(|w| w == &big[..64])
+                .expect("the tensor's bytes") as u64;
+            assert_eq!((base + at) % zipfile::PAGE, 0, "base {base}");
+            let blob = Blob::open("r", 7, "b", bytes, len, crc).unwrap();
+            let t = blob.tensor("act.big").unwrap().unwrap();
+            assert_eq!(t.shape, [big.len()]);
+            assert_eq!(blob.tensor("act.fc1").unwrap().unwrap().shape, [2, 2]);
+            assert_eq!(blob.meta().unwrap(), meta);
+        }
     }
 
     #[test]

@@ -481,7 +481,7 @@ impl Writer {
                 gather: &mut gather,
             };
             let offset = pack.len;
-            match blob::write_with(out, meta, rec, &mut scratch, crcs)
+            match blob::write_with(out, meta, rec, &mut scratch, crcs, Some(offset))
                 .and_then(|(mut out, len, crc)| out.flush().map(|_| (len, crc)))
             {
                 Ok((len, crc)) => {

@@ -38,7 +38,17 @@ pub struct ZipWriter<W: Write> {
     entries: Vec<Written>,
     /// Every entry's name, back to back (one allocation for the archive, not one per entry).
     names: String,
+    /// Where the archive starts in the file it goes to, when entries may be page-aligned.
+    base: Option<u64>,
+    /// The next entry's content byte to land on a page boundary of that file, if any.
+    align_at: Option<u64>,
 }
+
+/// The boundary [`ZipWriter::align_next`] aligns to.
+pub const PAGE: u64 = 4096;
+/// The extra field id of alignment padding (the one Android's zipalign uses): a `u16`
+/// alignment, then zeros. Readers skip it by its length.
+const ALIGN_EXTRA_ID: u16 = 0xD935;
 
 fn put16(b: &mut Vec<u8>, v: u16) {
     b.extend_from_slice(&v.to_le_bytes());
@@ -62,7 +72,36 @@ impl<W: Write> ZipWriter<W> {
             file_crc: crc32fast::Hasher::new(),
             entries: Vec::with_capacity(8),
             names: String::with_capacity(256),
+            base: None,
+            align_at: None,
         }
+    }
+
+    /// The archive starts at byte `base` of the file it is written to (a blob in a pack), so
+    /// [`Self::align_next`] can align within that file.
+    pub fn set_base(&mut self, base: u64) {
+        self.base = Some(base);
+    }
+
+    /// Pad the next entry's local header (an alignment extra field) so that byte `skew` of its
+    /// content lands on a multiple of [`PAGE`] in the file: a large write there then copies
+    /// whole pages. Does nothing unless [`Self::set_base`] was called.
+    pub fn align_next(&mut self, skew: u64) {
+        self.align_at = Some(skew);
+    }
+
+    /// Bytes of alignment padding for an entry whose local header (without padding) is
+    /// `header` bytes long: 0, or 6 to 4101 (an extra block's 4-byte head, its `u16`
+    /// alignment, then zeros).
+    fn padding(&mut self, header: u64) -> u64 {
+        let (Some(base), Some(skew)) = (self.base, self.align_at.take()) else {
+            return 0;
+        };
+        let at = base
+            .wrapping_add(self.offset)
+            .wrapping_add(header + 6)
+            .wrapping_add(skew);
+        6 + (PAGE - at % PAGE) % PAGE
     }
 
     fn emit(&mut self, bytes: &[u8]) -> std::io::Result<()> {
@@ -96,6 +135,8 @@ impl<W: Write> ZipWriter<W> {
     ) -> std::io::Result<()> {
         let crc = entry_crc.clone().finalize();
         let big = size >= MAX32;
+        let zip64 = if big { 20u16 } else { 0 };
+        let pad = self.padding(LOCAL_LEN + name.len() as u64 + u64::from(zip64));
         let mut h = [0u8; LOCAL_LEN as usize];
         let fields: [&[u8]; 11] = [
             &LOCAL_SIG.to_le_bytes(),
@@ -108,7 +149,7 @@ impl<W: Write> ZipWriter<W> {
             &clamp32(size).to_le_bytes(),
             &clamp32(size).to_le_bytes(),
             &(name.len() as u16).to_le_bytes(),
-            &(if big { 20u16 } else { 0 }).to_le_bytes(),
+            &(zip64 + pad as u16).to_le_bytes(),
         ];
         let mut at = 0;
         for f in fields {
@@ -125,6 +166,13 @@ impl<W: Write> ZipWriter<W> {
             extra[4..12].copy_from_slice(&size.to_le_bytes());
             extra[12..].copy_from_slice(&size.to_le_bytes());
             self.emit(&extra)?;
+        }
+        if pad > 0 {
+            let mut block = [0u8; 6 + PAGE as usize];
+            block[..2].copy_from_slice(&ALIGN_EXTRA_ID.to_le_bytes());
+            block[2..4].copy_from_slice(&(pad as u16 - 4).to_le_bytes());
+            block[4..6].copy_from_slice(&(PAGE as u16).to_le_bytes());
+            self.emit(block.get(..pad as usize).unwrap_or_default())?;
         }
         // A small entry's bytes are hashed into the archive's CRC as they go out: cheaper
         // than combining its CRC in (a combine costs microseconds whatever the length).
