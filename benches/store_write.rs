@@ -8,7 +8,8 @@
 //! forwards in flight (16384, the companion's default); BENCH_EMPTY_FORWARDS the forwards
 //! without tensors per pipelined bookkeeping measurement (50000: more than the window, and
 //! enough that the final flush, one round of syncs, does not dominate the time per forward;
-//! the one-in-flight writer, bound by fsync latency, writes BENCH_FORWARDS).
+//! the one-in-flight writer, bound by fsync latency, writes BENCH_FORWARDS); BENCH_ONLY a
+//! comma-separated choice of `ingest`, `companion`, `bookkeeping`, `scan` (default: all).
 //!
 //! Every time is wall time to the end, durable: a writer's time includes its final flush
 //! (every forward indexed and synced), `cp + sync` includes the `sync`.
@@ -121,7 +122,8 @@ fn fsync_name(durable: bool) -> &'static str {
     }
 }
 
-fn ingest(base: &Path, n: u64, runs: usize, depth: usize) {
+/// Prints ingest against `cp`; returns the faster `cp` and `cp + sync` rates (MiB/s).
+fn ingest(base: &Path, n: u64, runs: usize, depth: usize) -> (f64, f64) {
     println!(
         "## ingest: {n} forwards of 1 MiB tensors (4 x 256 KiB f32) vs cp of the same {n} MiB, medians of {runs} runs (MiB/s, wall time to the end)"
     );
@@ -166,11 +168,12 @@ fn ingest(base: &Path, n: u64, runs: usize, depth: usize) {
             rate / cp_sync,
         );
     }
+    (cp, cp_sync)
 }
 
 fn bookkeeping(base: &Path, n: u64, n_empty: u64, runs: usize, depth: usize) {
     println!(
-        "## per-forward bookkeeping: {n_empty} forwards with facts and no tensors ({n} with 1 in flight) vs {n} with 1 MiB of tensors, medians of {runs} runs"
+        "## per-forward bookkeeping: {n_empty} forwards with facts and 4 empty tensors ({n} with 1 in flight) vs {n} with 1 MiB of tensors, medians of {runs} runs"
     );
     for (durable, depth) in configs(depth) {
         let (mut wall_empty, mut wall_full, mut call_empty, mut call_full) =
@@ -197,15 +200,100 @@ fn bookkeeping(base: &Path, n: u64, n_empty: u64, runs: usize, depth: usize) {
             100.0 * ce / cf
         );
     }
+    beyond_the_bytes(base, n, runs, depth);
 }
 
-fn companion(base: &Path, n: u64, depth: usize) {
-    for pipeline in ["1".to_string(), depth.to_string()] {
-        companion_once(base, n, &pipeline);
+/// One forward's three timings: `record()`, a plain write of the same bytes, their CRC-32.
+type Trio = [f64; 3];
+
+/// `n` forwards of `data`, each `record()`ed (pipelined, `durable` or not), then its same
+/// bytes appended to a plain file with `write_all` (no headers, index or sync), then hashed:
+/// side by side, so all three see the same page cache and load. Returns the median wall
+/// seconds of each.
+fn side_by_side(base: &Path, n: u64, data: &[u8], durable: bool, depth: usize) -> Trio {
+    let dir = fresh(base, "calls");
+    let mut r = Recorder::with_writer(&dir, "bench", "w")
+        .unwrap()
+        .summarising(["loss"]);
+    r.writer().durable = durable;
+    r.writer().set_pipeline(depth).unwrap();
+    let mut raw = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("raw.bin"))
+        .unwrap();
+    let quarter = data.len() / 4;
+    let mut walls: [Vec<f64>; 3] = Default::default();
+    for f in 0..n {
+        let steps: [&mut dyn FnMut(); 3] = [
+            &mut || {
+                r.record(&payload_forward(f, data)).unwrap();
+            },
+            &mut || {
+                for k in 0..4 {
+                    raw.write_all(&data[k * quarter..(k + 1) * quarter])
+                        .unwrap();
+                }
+            },
+            &mut || {
+                std::hint::black_box(crc32fast::hash(std::hint::black_box(data)));
+            },
+        ];
+        for (i, step) in steps.into_iter().enumerate() {
+            let t = Instant::now();
+            step();
+            walls[i].push(t.elapsed().as_secs_f64());
+        }
+    }
+    r.flush().unwrap();
+    walls.map(median)
+}
+
+/// What a pipelined `record()` of a 1 MiB forward spends beyond moving its bytes: its median
+/// call minus the median plain write of the same bytes and the median CRC-32 of them (which
+/// the index records). With fsync on, a call also holds waits for the window and contends
+/// with the syncer's writeback of the same pack.
+fn beyond_the_bytes(base: &Path, n: u64, runs: usize, depth: usize) {
+    let data: Vec<u8> = (0..MIB).map(|i| (i % 251) as u8).collect();
+    for durable in [true, false] {
+        let walls: Vec<Trio> = (0..runs)
+            .map(|_| side_by_side(base, n, &data, durable, depth))
+            .collect();
+        let med =
+            |v: &[Trio]| -> Trio { [0, 1, 2].map(|i| median(v.iter().map(|t| t[i]).collect())) };
+        let [rec, raw, crc] = med(&walls);
+        let over = rec - raw - crc;
+        println!(
+            "record() of 1 MiB beyond the bytes, fsync {}, {depth} in flight, medians of {runs} runs of {n} forwards: record() {:.1} us - plain write {:.1} us - CRC-32 {:.1} us = {:.1} us = {:.2}% of the call",
+            fsync_name(durable),
+            rec * 1e6,
+            raw * 1e6,
+            crc * 1e6,
+            over * 1e6,
+            100.0 * over / rec
+        );
     }
 }
 
-fn companion_once(base: &Path, n: u64, pipeline: &str) {
+fn companion(base: &Path, n: u64, runs: usize, depth: usize, cp: (f64, f64)) {
+    for keys in ["x", "act"] {
+        for pipeline in ["1".to_string(), depth.to_string()] {
+            let rate = median(
+                (0..runs)
+                    .map(|_| n as f64 / companion_once(base, n, &pipeline, keys))
+                    .collect(),
+            );
+            println!(
+                "## companion end to end, {keys}.layer0..3 keys, --pipeline {pipeline} (socket + frames + fsync'd writes, process start included), median of {runs}: {n} x 1 MiB at {rate:.0} MiB/s = {:.2}x cp, {:.2}x cp + sync",
+                rate / cp.0,
+                rate / cp.1
+            );
+        }
+    }
+}
+
+/// Seconds for `somatize record` to take `n` forwards of 1 MiB from the producer.
+fn companion_once(base: &Path, n: u64, pipeline: &str, keys: &str) -> f64 {
     let exe = env!("CARGO_BIN_EXE_somatize");
     let dir = fresh(base, "companion");
     let me = std::env::current_exe().unwrap();
@@ -217,6 +305,7 @@ fn companion_once(base: &Path, n: u64, pipeline: &str) {
         .arg(&me)
         .env("BENCH_ROLE", "producer")
         .env("BENCH_FORWARDS", n.to_string())
+        .env("BENCH_KEYS", keys)
         .output()
         .unwrap();
     let secs = t.elapsed().as_secs_f64();
@@ -225,11 +314,7 @@ fn companion_once(base: &Path, n: u64, pipeline: &str) {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    println!(
-        "## companion end to end, --pipeline {pipeline} (socket + frames + fsync'd writes, process start included): {n} x 1 MiB in {:.2} s = {:.0} MiB/s",
-        secs,
-        n as f64 / secs
-    );
+    secs
 }
 
 fn producer() {
@@ -237,12 +322,13 @@ fn producer() {
     let addr = std::env::var("SOMATIZE_CHANNEL").unwrap();
     let mut s =
         std::os::unix::net::UnixStream::connect(addr.strip_prefix("unix:").unwrap()).unwrap();
+    let keys = std::env::var("BENCH_KEYS").unwrap_or_else(|_| "act".into());
     let data: Vec<u8> = (0..MIB).map(|i| (i % 251) as u8).collect();
     for f in 0..n {
         let header = serde_json::json!({
             "forward": f,
             "facts": [{"node": "loss", "kind": "loss", "value": 0.5}],
-            "tensors": (0..4).map(|k| serde_json::json!({"key": format!("act.layer{k}"), "dtype": "float32", "shape": [MIB / 16]})).collect::<Vec<_>>(),
+            "tensors": (0..4).map(|k| serde_json::json!({"key": format!("{keys}.layer{k}"), "dtype": "float32", "shape": [MIB / 16]})).collect::<Vec<_>>(),
         });
         let h = serde_json::to_vec(&header).unwrap();
         s.write_all(&(h.len() as u32).to_le_bytes()).unwrap();
@@ -349,9 +435,20 @@ fn main() {
         "# somatize store benchmark in {} ({n} forwards)",
         base.display()
     );
-    ingest(&base, n, runs, depth);
-    bookkeeping(&base, n, n_empty, runs, depth);
-    companion(&base, n, depth);
-    scan(&base, 1_000_000);
+    let only = std::env::var("BENCH_ONLY").unwrap_or_default();
+    let on = |part: &str| only.is_empty() || only.split(',').any(|p| p == part);
+    // The companion's ratios need the cp rates, so ingest runs for either.
+    if on("ingest") || on("companion") {
+        let cp = ingest(&base, n, runs, depth);
+        if on("companion") {
+            companion(&base, n, runs, depth, cp);
+        }
+    }
+    if on("bookkeeping") {
+        bookkeeping(&base, n, n_empty, runs, depth);
+    }
+    if on("scan") {
+        scan(&base, 1_000_000);
+    }
     let _ = std::fs::remove_dir_all(&base);
 }

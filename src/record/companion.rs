@@ -148,8 +148,14 @@ fn socket_dir() -> std::io::Result<PathBuf> {
     Ok(dir)
 }
 
+/// The buffer a connection's headers are read through.
+const READ_BUFFER: usize = 64 << 10;
+
 fn reader_thread(k: usize, stream: UnixStream, tx: SyncSender<Msg>) {
-    let mut r = BufReader::with_capacity(1 << 20, stream);
+    // Small enough that little of a frame's payload is copied through it: `read_frame` reads
+    // the payload straight into its buffer (one `read` per socket-buffer's worth), and only the
+    // bytes the header's read brought along pass through here.
+    let mut r = BufReader::with_capacity(READ_BUFFER, stream);
     loop {
         match read_frame(&mut r) {
             Ok(Some(f)) => {
@@ -263,7 +269,10 @@ impl Session {
             }
         }
         self.health(k, forward, frame, &mut rec.stats);
-        let result = self.recorder_for(k).and_then(|r| r.record(&rec));
+        let crcs = (rec.tensors.len() == frame.crcs.len()).then_some(frame.crcs.as_slice());
+        let result = self
+            .recorder_for(k)
+            .and_then(|r| r.record_with_crcs(&rec, crcs));
         if let Some(c) = self.conns.get_mut(&k) {
             c.last_seen = Some(forward);
         }

@@ -60,6 +60,9 @@ pub struct Frame {
     /// Each declared tensor's dtype and its byte range in `payload`.
     pub layout: Vec<(DType, std::ops::Range<usize>)>,
     pub payload: Vec<u8>,
+    /// The CRC-32 of each declared tensor's bytes, computed as the frame was read (on the
+    /// reader's thread, while the bytes are fresh in cache).
+    pub crcs: Vec<u32>,
 }
 
 /// What can go wrong reading a frame.
@@ -111,8 +114,13 @@ pub fn parse_dtype(name: &str) -> Option<DType> {
     })
 }
 
+/// The most a frame's buffer is sized for ahead of its bytes arriving (a header may lie).
+const RESERVE_AHEAD: u64 = 256 << 20;
+
 fn read_exactly(r: &mut dyn Read, n: u64, out: &mut Vec<u8>) -> Result<(), FrameError> {
     let before = out.len() as u64;
+    // Sized once: the bytes are read straight into place, never moved by the Vec growing.
+    out.reserve_exact(n.min(RESERVE_AHEAD) as usize);
     r.take(n).read_to_end(out).map_err(FrameError::Io)?;
     let got = out.len() as u64 - before;
     if got != n {
@@ -172,10 +180,15 @@ pub fn read_frame(r: &mut dyn Read) -> Result<Option<Frame>, FrameError> {
     }
     let mut payload = Vec::new();
     read_exactly(r, total, &mut payload)?;
+    let crcs = layout
+        .iter()
+        .map(|(_, range)| crc32fast::hash(payload.get(range.clone()).unwrap_or_default()))
+        .collect();
     Ok(Some(Frame {
         header,
         layout,
         payload,
+        crcs,
     }))
 }
 

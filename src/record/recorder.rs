@@ -94,8 +94,18 @@ impl Recorder {
 
     /// Write one forward. On `Err`, nothing of it was indexed and earlier forwards are intact.
     pub fn record(&mut self, rec: &ForwardRecord<'_>) -> Result<IndexEntry> {
+        self.record_with_crcs(rec, None)
+    }
+
+    /// [`Self::record`] with each tensor's CRC-32 already computed over exactly its bytes (the
+    /// companion's reader thread hashes them as they arrive, so the writer does not).
+    pub(crate) fn record_with_crcs(
+        &mut self,
+        rec: &ForwardRecord<'_>,
+        crcs: Option<&[u32]>,
+    ) -> Result<IndexEntry> {
         let fields = blob::summarise(&rec.facts, &self.summarising);
-        self.writer.append(rec, fields)
+        self.writer.append_with_crcs(rec, fields, crcs)
     }
 
     /// Mark forward `forward` broke with no blob (what was in flight when the command died).

@@ -147,27 +147,154 @@ pub struct ForwardMeta {
     pub tensors: Vec<String>,
 }
 
+/// `forward.json` as the writer emits it, borrowing from the forward: serialises exactly as a
+/// [`ForwardMeta`] holding the same values would, without copying them first.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct MetaRef<'a> {
+    pub run: &'a str,
+    pub writer: &'a str,
+    pub forward: u64,
+    pub written_us: i64,
+    pub took_us: u64,
+    pub broke: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<&'a str>,
+    pub fields: FieldsAsJson<'a>,
+    pub tensors: KeysOf<'a>,
+}
+
+/// Summarised fields as `forward.json` holds them (each as [`super::fact::Field::to_json`]).
+#[derive(Debug, Clone, Copy)]
+pub struct FieldsAsJson<'a>(pub &'a Fields<'a>);
+
+impl Serialize for FieldsAsJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use super::fact::Field;
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(self.0 .0.len()))?;
+        for (k, v) in &self.0 .0 {
+            match v {
+                Field::Num(x) if x.is_finite() => m.serialize_entry(k, x)?,
+                Field::Num(_) => m.serialize_entry(k, &v.to_json())?,
+                Field::Text(t) => m.serialize_entry(k, t)?,
+                Field::Bool(b) => m.serialize_entry(k, b)?,
+                Field::Null => m.serialize_entry(k, &())?,
+            }
+        }
+        m.end()
+    }
+}
+
+/// The keys of a forward's tensors, in entry order, as a JSON list.
+#[derive(Debug, Clone, Copy)]
+pub struct KeysOf<'a>(pub &'a [TensorBytes<'a>]);
+
+impl Serialize for KeysOf<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(|t| t.key.as_ref()))
+    }
+}
+
+/// Buffers a writer reuses from blob to blob (JSON text, an entry name, an `.npy` header).
+#[derive(Debug, Default)]
+pub struct Scratch {
+    json: Vec<u8>,
+    name: String,
+    header: Vec<u8>,
+}
+
 /// Write a blob to `out`; returns its length and CRC-32.
 pub fn write<W: Write>(
     out: W,
     meta: &ForwardMeta,
     rec: &ForwardRecord<'_>,
 ) -> std::io::Result<(W, u64, u32)> {
+    write_with(out, meta, rec, &mut Scratch::default(), None, None)
+}
+
+/// Tensors at least this large have their bytes page-aligned in the pack (see
+/// [`write_with`]); smaller ones are not worth up to 4 KiB of padding.
+pub const ALIGN_FROM: usize = 256 << 10;
+
+/// Write a blob to `out` whose `forward.json` is `meta`, reusing `scratch`; returns its length
+/// and CRC-32. `crcs`, when given, holds the CRC-32 of each tensor's `data`, in order, already
+/// computed over exactly those bytes (the companion's reader hashes them as they arrive), so
+/// they are not read a second time here; ignored unless there is one per tensor. `base`, when
+/// given, is where the blob starts in its pack: the bytes of each tensor of [`ALIGN_FROM`] or
+/// more then start on a page boundary of the pack (padding in the zip entry's extra field,
+/// which every zip reader skips), so writing them copies whole pages.
+pub fn write_with<W: Write, M: Serialize>(
+    out: W,
+    meta: &M,
+    rec: &ForwardRecord<'_>,
+    scratch: &mut Scratch,
+    crcs: Option<&[u32]>,
+    base: Option<u64>,
+) -> std::io::Result<(W, u64, u32)> {
+    let crcs = crcs.filter(|c| c.len() == rec.tensors.len());
     let mut z = zipfile::ZipWriter::new(out);
-    z.add(FORWARD_ENTRY, &[&serde_json::to_vec(meta)?])?;
-    z.add(FACTS_ENTRY, &[&serde_json::to_vec(&rec.facts)?])?;
+    if let Some(b) = base {
+        z.set_base(b);
+    }
+    let Scratch { json, name, header } = scratch;
+    let mut add_json = |z: &mut zipfile::ZipWriter<W>, entry: &str, value: &dyn erased::Json| {
+        json.clear();
+        value.write_to(json)?;
+        z.add(entry, &[json])
+    };
+    add_json(&mut z, FORWARD_ENTRY, &erased::Of(meta))?;
+    add_json(&mut z, FACTS_ENTRY, &erased::Of(&rec.facts))?;
     if !rec.stats.is_empty() {
-        z.add(STATS_ENTRY, &[&serde_json::to_vec(&rec.stats)?])?;
+        add_json(&mut z, STATS_ENTRY, &erased::Of(&rec.stats))?;
     }
     if !rec.values.is_empty() {
-        z.add(VALUES_ENTRY, &[&serde_json::to_vec(&rec.values)?])?;
+        add_json(&mut z, VALUES_ENTRY, &erased::Of(&rec.values))?;
     }
-    for t in &rec.tensors {
+    for (i, t) in rec.tensors.iter().enumerate() {
         let descr = npy::descr(t.dtype).unwrap_or("|u1");
-        let header = npy::header(descr, &t.shape);
-        z.add(&format!("{}.npy", t.key), &[&header, &t.data])?;
+        header.clear();
+        npy::header_into(header, descr, &t.shape);
+        name.clear();
+        name.push_str(&t.key);
+        name.push_str(".npy");
+        if t.data.len() >= ALIGN_FROM {
+            z.align_next(header.len() as u64);
+        }
+        match crcs.and_then(|c| c.get(i)) {
+            Some(&data_crc) => {
+                let mut crc = crc32fast::Hasher::new();
+                crc.update(header);
+                crc.combine(&crc32fast::Hasher::new_with_initial_len(
+                    data_crc,
+                    t.data.len() as u64,
+                ));
+                let size = (header.len() + t.data.len()) as u64;
+                z.add_with(name, size, crc, &mut |out| {
+                    out.write_all(header)?;
+                    out.write_all(&t.data)
+                })?;
+            }
+            None => z.add(name, &[header, &t.data])?,
+        }
     }
     z.finish()
+}
+
+/// A value serialised as JSON into a buffer, whatever its type (so one closure adds them all).
+mod erased {
+    use serde::Serialize;
+
+    pub trait Json {
+        fn write_to(&self, out: &mut Vec<u8>) -> std::io::Result<()>;
+    }
+
+    pub struct Of<'a, T: Serialize + ?Sized>(pub &'a T);
+
+    impl<T: Serialize + ?Sized> Json for Of<'_, T> {
+        fn write_to(&self, out: &mut Vec<u8>) -> std::io::Result<()> {
+            serde_json::to_writer(out, self.0).map_err(std::io::Error::from)
+        }
+    }
 }
 
 /// A blob read back: its bytes, checked against the index, and its entries.
@@ -365,6 +492,104 @@ mod tests {
             other => panic!("got {other:?}, wanted f32"),
         }
         assert!(blob.tensor("act.none").unwrap().is_none());
+    }
+
+    #[test]
+    fn borrowed_meta_writes_the_same_blob_as_forward_meta() {
+        let (_, mut rec) = sample();
+        rec.tensors.push(TensorBytes {
+            key: "grad.fc1.weight".into(),
+            dtype: DType::F64,
+            shape: vec![1, 2],
+            data: Cow::Owned(vec![0; 16]),
+        });
+        let fields = Fields(vec![
+            (
+                Cow::Borrowed("loss.value"),
+                super::super::fact::Field::Num(3.0),
+            ),
+            ("loss.x".into(), super::super::fact::Field::Num(0.1)),
+            (
+                "loss.inf".into(),
+                super::super::fact::Field::Num(f64::NEG_INFINITY),
+            ),
+            (
+                "loss.name".into(),
+                super::super::fact::Field::Text("a\"b".into()),
+            ),
+            ("loss.ok".into(), super::super::fact::Field::Bool(true)),
+            ("loss.none".into(), super::super::fact::Field::Null),
+        ]);
+        let owned = ForwardMeta {
+            run: "r".into(),
+            writer: "w".into(),
+            forward: 7,
+            written_us: -5,
+            took_us: 9,
+            broke: true,
+            error: Some("fc1: boom".into()),
+            fields: fields
+                .0
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_json()))
+                .collect(),
+            tensors: rec.tensors.iter().map(|t| t.key.to_string()).collect(),
+        };
+        let borrowed = MetaRef {
+            run: "r",
+            writer: "w",
+            forward: 7,
+            written_us: -5,
+            took_us: 9,
+            broke: true,
+            error: Some("fc1: boom"),
+            fields: FieldsAsJson(&fields),
+            tensors: KeysOf(&rec.tensors),
+        };
+        let (a, ..) = write(Vec::new(), &owned, &rec).unwrap();
+        let mut scratch = Scratch::default();
+        for _ in 0..2 {
+            let (b, ..) =
+                write_with(Vec::new(), &borrowed, &rec, &mut scratch, None, None).unwrap();
+            assert_eq!(a, b);
+            let crcs: Vec<u32> = rec
+                .tensors
+                .iter()
+                .map(|t| crc32fast::hash(&t.data))
+                .collect();
+            let (c, ..) =
+                write_with(Vec::new(), &borrowed, &rec, &mut scratch, Some(&crcs), None).unwrap();
+            assert_eq!(a, c, "known CRCs give the same blob");
+        }
+        let blob = Blob::unchecked("b", a).unwrap();
+        assert_eq!(blob.meta().unwrap(), owned);
+    }
+
+    #[test]
+    fn large_tensors_start_on_a_page_of_the_pack_and_read_back() {
+        let (meta, mut rec) = sample();
+        let big: Vec<u8> = (0..ALIGN_FROM + 8).map(|i| (i % 253) as u8).collect();
+        rec.tensors.push(TensorBytes {
+            key: "act.big".into(),
+            dtype: DType::U8,
+            shape: vec![big.len()],
+            data: Cow::Borrowed(&big),
+        });
+        for base in [0u64, 1, 4095, 12_345] {
+            let mut scratch = Scratch::default();
+            let (bytes, len, crc) =
+                write_with(Vec::new(), &meta, &rec, &mut scratch, None, Some(base)).unwrap();
+            let at = bytes
+                .windows(64)
+                .position(|w| w == &big[..64])
+                .expect("the tensor's bytes") as u64;
+            assert_eq!((base + at) % zipfile::PAGE, 0, "base {base}");
+            let blob = Blob::open("r", 7, "b", bytes, len, crc).unwrap();
+            let t = blob.tensor("act.big").unwrap().unwrap();
+            assert_eq!(t.shape, [big.len()]);
+            assert_eq!(blob.tensor("act.fc1").unwrap().unwrap().shape, [2, 2]);
+            assert_eq!(blob.meta().unwrap(), meta);
+        }
     }
 
     #[test]

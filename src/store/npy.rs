@@ -42,33 +42,64 @@ fn dtype_of(descr: &str) -> Option<DType> {
 
 /// The `.npy` header (magic, version, length, dict, padding) for a C-order array.
 pub fn header(descr: &str, shape: &[usize]) -> Vec<u8> {
-    let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
-    let shape_text = match dims.len() {
-        1 => format!("({},)", dims[0]),
-        _ => format!("({})", dims.join(", ")),
-    };
-    let dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape_text}, }}");
-    let (version, prefix) = if dict.len() + 11 < 65_000 {
-        (1u8, 10)
-    } else {
-        (2u8, 12)
-    };
-    let total = (prefix + dict.len() + 1).div_ceil(64) * 64;
-    let pad = total - prefix - dict.len() - 1;
-    let hlen = total - prefix;
-    let mut out = Vec::with_capacity(total);
-    out.extend_from_slice(b"\x93NUMPY");
-    out.push(version);
-    out.push(0);
-    if version == 1 {
-        out.extend_from_slice(&(hlen as u16).to_le_bytes());
-    } else {
-        out.extend_from_slice(&(hlen as u32).to_le_bytes());
-    }
-    out.extend_from_slice(dict.as_bytes());
-    out.extend(std::iter::repeat_n(b' ', pad));
-    out.push(b'\n');
+    let mut out = Vec::with_capacity(128);
+    header_into(&mut out, descr, shape);
     out
+}
+
+/// Append the `.npy` header of a C-order array to `out` (what [`header`] returns), without
+/// allocating beyond `out`'s growth: the writer reuses one buffer for every tensor.
+pub fn header_into(out: &mut Vec<u8>, descr: &str, shape: &[usize]) {
+    let start = out.len();
+    // Version 1 first (10-byte prefix); rewritten as version 2 if the dict is too long.
+    out.extend_from_slice(b"\x93NUMPY\x01\x00\x00\x00");
+    out.extend_from_slice(b"{'descr': '");
+    out.extend_from_slice(descr.as_bytes());
+    out.extend_from_slice(b"', 'fortran_order': False, 'shape': (");
+    for (i, d) in shape.iter().enumerate() {
+        if i > 0 {
+            out.extend_from_slice(b", ");
+        }
+        push_decimal(out, *d as u64);
+    }
+    if shape.len() == 1 {
+        out.push(b',');
+    }
+    out.extend_from_slice(b"), }");
+    let dict_len = out.len() - start - 10;
+    let prefix = if dict_len + 11 < 65_000 {
+        10
+    } else {
+        out[start + 6] = 2;
+        // Two more length bytes after the version: shift the dict right by two.
+        out.splice(start + 10..start + 10, [0u8, 0u8]);
+        12
+    };
+    let total = (prefix + dict_len + 1).div_ceil(64) * 64;
+    let hlen = total - prefix;
+    out.resize(start + total - 1, b' ');
+    out.push(b'\n');
+    if prefix == 10 {
+        out[start + 8..start + 10].copy_from_slice(&(hlen as u16).to_le_bytes());
+    } else {
+        out[start + 8..start + 12].copy_from_slice(&(hlen as u32).to_le_bytes());
+    }
+}
+
+/// Append `v` in decimal.
+fn push_decimal(out: &mut Vec<u8>, v: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    let mut v = v;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[i..]);
 }
 
 /// The value following `'key':` in a header dict, up to the next top-level comma or brace.
@@ -207,6 +238,58 @@ mod tests {
             let t = parse(&bytes, "k", "f").unwrap();
             assert_eq!(t.shape, shape);
             assert_eq!(t.data.len(), n);
+        }
+    }
+
+    /// The header as numpy's own `format!`-style text would be, for comparison.
+    fn header_by_format(descr: &str, shape: &[usize]) -> Vec<u8> {
+        let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
+        let shape_text = match dims.len() {
+            1 => format!("({},)", dims[0]),
+            _ => format!("({})", dims.join(", ")),
+        };
+        let dict =
+            format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape_text}, }}");
+        let prefix = if dict.len() + 11 < 65_000 { 10 } else { 12 };
+        let total = (prefix + dict.len() + 1).div_ceil(64) * 64;
+        let hlen = total - prefix;
+        let mut out = b"\x93NUMPY".to_vec();
+        if prefix == 10 {
+            out.extend([1, 0]);
+            out.extend((hlen as u16).to_le_bytes());
+        } else {
+            out.extend([2, 0]);
+            out.extend((hlen as u32).to_le_bytes());
+        }
+        out.extend(dict.as_bytes());
+        out.resize(total - 1, b' ');
+        out.push(b'\n');
+        out
+    }
+
+    #[test]
+    fn headers_match_the_formatted_text_byte_for_byte() {
+        let long = vec![7usize; 22_000];
+        for shape in [
+            vec![],
+            vec![0],
+            vec![3],
+            vec![2, 3],
+            vec![usize::MAX, 10],
+            long,
+        ] {
+            for descr in ["<f4", "|b1"] {
+                let mut reused = b"before".to_vec();
+                header_into(&mut reused, descr, &shape);
+                let want = header_by_format(descr, &shape);
+                assert_eq!(
+                    &reused[6..],
+                    &want[..],
+                    "{descr} {:?}",
+                    &shape[..shape.len().min(4)]
+                );
+                assert_eq!(header(descr, &shape), want);
+            }
         }
     }
 

@@ -18,10 +18,15 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
+/// An open pack and its path (for messages), shared by the writer and the syncer.
+pub struct PackFile {
+    pub file: File,
+    pub path: PathBuf,
+}
+
 /// A blob appended to a pack, waiting for its pack to be synced and its line written.
 pub struct Job {
-    pub pack: Arc<File>,
-    pub pack_path: PathBuf,
+    pub pack: Arc<PackFile>,
     /// The pack was created for this blob: the `packs/` folder must be synced too.
     pub fresh: bool,
     pub entry: IndexEntry,
@@ -41,6 +46,8 @@ pub struct Sink {
     pub index_path: PathBuf,
     pub packs_dir: PathBuf,
     pub durable: bool,
+    /// The lines of a round, reused from round to round.
+    pub text: Vec<u8>,
 }
 
 /// The syncer thread and the writer's view of it.
@@ -64,10 +71,13 @@ fn io(p: &std::path::Path, op: &'static str) -> impl FnOnce(std::io::Error) -> S
 /// lines and sync the index.
 fn commit(sink: &mut Sink, batch: &[Job]) -> Result<()> {
     if sink.durable {
-        let mut synced: Vec<&Arc<File>> = Vec::new();
+        let mut synced: Vec<&Arc<PackFile>> = Vec::new();
         for job in batch {
             if !synced.iter().any(|f| Arc::ptr_eq(f, &job.pack)) {
-                job.pack.sync_data().map_err(io(&job.pack_path, "sync"))?;
+                job.pack
+                    .file
+                    .sync_data()
+                    .map_err(io(&job.pack.path, "sync"))?;
                 synced.push(&job.pack);
             }
         }
@@ -77,13 +87,16 @@ fn commit(sink: &mut Sink, batch: &[Job]) -> Result<()> {
                 .map_err(io(&sink.packs_dir, "sync the folder"))?;
         }
     }
-    let mut text = String::new();
+    // Each line exactly as `IndexEntry::to_line` gives it, into the reused buffer.
+    sink.text.clear();
     for job in batch {
-        text.push_str(&job.entry.to_line());
-        text.push('\n');
+        serde_json::to_writer(&mut sink.text, &job.entry).map_err(|e| StoreError::Refused {
+            what: format!("index line of forward {}: {e}", job.entry.forward),
+        })?;
+        sink.text.push(b'\n');
     }
     sink.index
-        .write_all(text.as_bytes())
+        .write_all(&sink.text)
         .map_err(io(&sink.index_path, "append to"))?;
     if sink.durable {
         sink.index

@@ -7,15 +7,16 @@
 //! for whole batches at once (group commit, see `pipeline.rs`). On open, a torn last line (a
 //! crash mid-append) is truncated away and a new pack is begun.
 
-use super::blob::{self, ForwardMeta, ForwardRecord};
+use super::blob::{self, FieldsAsJson, ForwardRecord, KeysOf, MetaRef};
 use super::error::{Result, StoreError};
 use super::fact::Fields;
 use super::format::{self, FormatFile};
 use super::index::{IndexEntry, IndexLine};
 use super::names;
+use super::pipeline::PackFile;
 use super::reading::{ExitRecord, Reading};
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{IoSlice, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 /// Microseconds since the Unix epoch, this machine's clock.
@@ -106,12 +107,54 @@ pub const PACK_LIMIT: u64 = 1 << 30;
 /// The most payload bytes a pipelined writer has in flight (written, not yet indexed).
 pub const WINDOW_BYTES: u64 = 64 << 20;
 
+/// How many bytes of small writes a blob gathers before they go out in one system call.
+const GATHER: usize = 64 << 10;
+
+/// Appends to a pack through a reused buffer: small writes (headers, JSON) are gathered, and a
+/// large one (a tensor) goes out together with what was gathered in one `writev`.
+struct PackOut<'a> {
+    file: &'a File,
+    gather: &'a mut Vec<u8>,
+}
+
+impl Write for PackOut<'_> {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        while !self.gather.is_empty() && self.gather.len() + data.len() > GATHER {
+            let held = self.gather.len();
+            let n = self
+                .file
+                .write_vectored(&[IoSlice::new(self.gather), IoSlice::new(data)])?;
+            if n == 0 {
+                return Err(std::io::ErrorKind::WriteZero.into());
+            }
+            if n > held {
+                self.gather.clear();
+                return Ok(n - held);
+            }
+            self.gather.drain(..n);
+        }
+        if self.gather.len() + data.len() <= GATHER {
+            self.gather.extend_from_slice(data);
+            return Ok(data.len());
+        }
+        self.file.write(data)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let gathered = std::mem::take(self.gather);
+        let result = self.file.write_all(&gathered);
+        *self.gather = gathered;
+        self.gather.clear();
+        result
+    }
+}
+
 /// The pack a writer appends to.
 struct Pack {
     /// `packs/<n>.pack`, as index lines name it.
     name: String,
-    path: PathBuf,
-    file: std::sync::Arc<File>,
+    /// The open file and its path, shared with the syncer.
+    file: std::sync::Arc<PackFile>,
     len: u64,
     /// Created since the `packs/` folder was last synced (its name is not yet durable).
     fresh: bool,
@@ -133,6 +176,9 @@ pub struct Writer {
     last_accepted: Option<u64>,
     written: u64,
     pipeline: Option<super::pipeline::Pipeline>,
+    /// Buffers reused from forward to forward: small writes gathered, blob JSON and headers.
+    gather: Vec<u8>,
+    scratch: blob::Scratch,
     /// Whether to fsync blobs, folders and lines (on by default; off only for benchmarks).
     /// Set it before [`Writer::set_pipeline`], which takes it over.
     pub durable: bool,
@@ -193,6 +239,8 @@ impl Writer {
             last_accepted: last_forward,
             written: 0,
             pipeline: None,
+            gather: Vec::with_capacity(GATHER),
+            scratch: blob::Scratch::default(),
             durable: true,
         })
     }
@@ -230,31 +278,45 @@ impl Writer {
         rec: &ForwardRecord<'_>,
         fields: Fields<'static>,
     ) -> Result<IndexEntry> {
+        self.append_with_crcs(rec, fields, None)
+    }
+
+    /// [`Self::append`], with each tensor's CRC-32 already known (computed over exactly its
+    /// `data`; see [`blob::write_with`]).
+    pub(crate) fn append_with_crcs(
+        &mut self,
+        rec: &ForwardRecord<'_>,
+        fields: Fields<'static>,
+        crcs: Option<&[u32]>,
+    ) -> Result<IndexEntry> {
         self.check_next(rec.forward)?;
         rec.tensors.iter().try_for_each(|t| t.check())?;
         let written_us = now_us();
-        let meta = ForwardMeta {
-            run: self.run.clone(),
-            writer: self.writer.clone(),
+        let (took_us, broke, error) = (rec.took(), rec.is_broke(), rec.first_error());
+        let (run, writer) = (
+            std::mem::take(&mut self.run),
+            std::mem::take(&mut self.writer),
+        );
+        let meta = MetaRef {
+            run: &run,
+            writer: &writer,
             forward: rec.forward,
             written_us,
-            took_us: rec.took(),
-            broke: rec.is_broke(),
-            error: rec.first_error(),
-            fields: fields
-                .0
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_json()))
-                .collect(),
-            tensors: rec.tensors.iter().map(|t| t.key.to_string()).collect(),
+            took_us,
+            broke,
+            error: error.as_deref(),
+            fields: FieldsAsJson(&fields),
+            tensors: KeysOf(&rec.tensors),
         };
-        let (pack_name, offset, len, crc) = self.write_blob(&meta, rec)?;
+        let written = self.write_blob(&meta, rec, crcs);
+        (self.run, self.writer) = (run, writer);
+        let (pack_name, offset, len, crc) = written?;
         let entry = IndexEntry {
             forward: rec.forward,
             written_us,
-            took_us: meta.took_us,
-            broke: meta.broke,
-            error: meta.error,
+            took_us,
+            broke,
+            error,
             fields,
             blob: Some(pack_name),
             offset: Some(offset),
@@ -272,7 +334,6 @@ impl Writer {
             let fresh = std::mem::take(&mut pack.fresh);
             pipe.submit(super::pipeline::Job {
                 pack: pack.file.clone(),
-                pack_path: pack.path.clone(),
                 fresh,
                 entry: entry.clone(),
             })?;
@@ -281,7 +342,10 @@ impl Writer {
             return Ok(entry);
         }
         if self.durable {
-            pack.file.sync_data().map_err(io(&pack.path, "sync"))?;
+            pack.file
+                .file
+                .sync_data()
+                .map_err(io(&pack.file.path, "sync"))?;
             if pack.fresh {
                 sync_dir(&self.dir.join(format::PACKS_DIR))?;
             }
@@ -313,6 +377,7 @@ impl Writer {
                 index_path,
                 packs_dir: self.dir.join(format::PACKS_DIR),
                 durable: self.durable,
+                text: Vec::new(),
             };
             self.pipeline = Some(super::pipeline::Pipeline::new(depth, sink));
         }
@@ -386,8 +451,7 @@ impl Writer {
             self.next_pack += 1;
             self.pack = Some(Pack {
                 name,
-                path,
-                file: std::sync::Arc::new(file),
+                file: std::sync::Arc::new(PackFile { file, path }),
                 len,
                 fresh: true,
             });
@@ -402,29 +466,40 @@ impl Writer {
     /// the pack is left: the next blob begins a new one.
     fn write_blob(
         &mut self,
-        meta: &ForwardMeta,
+        meta: &MetaRef<'_>,
         rec: &ForwardRecord<'_>,
+        crcs: Option<&[u32]>,
     ) -> Result<(String, u64, u64, u32)> {
-        let pack = self.pack_for_next()?;
-        let offset = pack.len;
-        let out = std::io::BufWriter::with_capacity(64 << 10, &*pack.file);
-        let written = blob::write(out, meta, rec).and_then(|(out, len, crc)| {
-            out.into_inner()
-                .map(|_| (len, crc))
-                .map_err(|e| e.into_error())
+        let (mut gather, mut scratch) = (
+            std::mem::take(&mut self.gather),
+            std::mem::take(&mut self.scratch),
+        );
+        gather.clear();
+        let written = self.pack_for_next().and_then(|pack| {
+            let out = PackOut {
+                file: &pack.file.file,
+                gather: &mut gather,
+            };
+            let offset = pack.len;
+            match blob::write_with(out, meta, rec, &mut scratch, crcs, Some(offset))
+                .and_then(|(mut out, len, crc)| out.flush().map(|_| (len, crc)))
+            {
+                Ok((len, crc)) => {
+                    pack.len += len;
+                    Ok((pack.name.clone(), offset, len, crc))
+                }
+                Err(e) => {
+                    let _ = pack.file.file.set_len(offset);
+                    Err(io(&pack.file.path, "append to")(e))
+                }
+            }
         });
-        match written {
-            Ok((len, crc)) => {
-                pack.len += len;
-                Ok((pack.name.clone(), offset, len, crc))
-            }
-            Err(e) => {
-                let _ = pack.file.set_len(offset);
-                let err = io(&pack.path, "append to")(e);
-                self.pack = None;
-                Err(err)
-            }
+        (self.gather, self.scratch) = (gather, scratch);
+        if written.is_err() {
+            // The pack is left: the next blob begins a new one.
+            self.pack = None;
         }
+        written
     }
 
     /// Append index lines in one write (the blobs they name are durable already), then sync

@@ -22,7 +22,8 @@ const UTF8_FLAG: u16 = 0x0800;
 const MAX32: u64 = 0xFFFF_FFFF;
 
 struct Written {
-    name: String,
+    /// The name's range in the writer's `names`.
+    name: std::ops::Range<usize>,
     crc: u32,
     size: u64,
     offset: u64,
@@ -35,7 +36,19 @@ pub struct ZipWriter<W: Write> {
     offset: u64,
     file_crc: crc32fast::Hasher,
     entries: Vec<Written>,
+    /// Every entry's name, back to back (one allocation for the archive, not one per entry).
+    names: String,
+    /// Where the archive starts in the file it goes to, when entries may be page-aligned.
+    base: Option<u64>,
+    /// The next entry's content byte to land on a page boundary of that file, if any.
+    align_at: Option<u64>,
 }
+
+/// The boundary [`ZipWriter::align_next`] aligns to.
+pub const PAGE: u64 = 4096;
+/// The extra field id of alignment padding (the one Android's zipalign uses): a `u16`
+/// alignment, then zeros. Readers skip it by its length.
+const ALIGN_EXTRA_ID: u16 = 0xD935;
 
 fn put16(b: &mut Vec<u8>, v: u16) {
     b.extend_from_slice(&v.to_le_bytes());
@@ -57,8 +70,38 @@ impl<W: Write> ZipWriter<W> {
             out,
             offset: 0,
             file_crc: crc32fast::Hasher::new(),
-            entries: Vec::new(),
+            entries: Vec::with_capacity(8),
+            names: String::with_capacity(256),
+            base: None,
+            align_at: None,
         }
+    }
+
+    /// The archive starts at byte `base` of the file it is written to (a blob in a pack), so
+    /// [`Self::align_next`] can align within that file.
+    pub fn set_base(&mut self, base: u64) {
+        self.base = Some(base);
+    }
+
+    /// Pad the next entry's local header (an alignment extra field) so that byte `skew` of its
+    /// content lands on a multiple of [`PAGE`] in the file: a large write there then copies
+    /// whole pages. Does nothing unless [`Self::set_base`] was called.
+    pub fn align_next(&mut self, skew: u64) {
+        self.align_at = Some(skew);
+    }
+
+    /// Bytes of alignment padding for an entry whose local header (without padding) is
+    /// `header` bytes long: 0, or 6 to 4101 (an extra block's 4-byte head, its `u16`
+    /// alignment, then zeros).
+    fn padding(&mut self, header: u64) -> u64 {
+        let (Some(base), Some(skew)) = (self.base, self.align_at.take()) else {
+            return 0;
+        };
+        let at = base
+            .wrapping_add(self.offset)
+            .wrapping_add(header + 6)
+            .wrapping_add(skew);
+        6 + (PAGE - at % PAGE) % PAGE
     }
 
     fn emit(&mut self, bytes: &[u8]) -> std::io::Result<()> {
@@ -92,27 +135,45 @@ impl<W: Write> ZipWriter<W> {
     ) -> std::io::Result<()> {
         let crc = entry_crc.clone().finalize();
         let big = size >= MAX32;
-        let mut h = Vec::with_capacity(LOCAL_LEN as usize + name.len() + 20);
-        put32(&mut h, LOCAL_SIG);
-        put16(&mut h, if big { 45 } else { 20 });
-        put16(&mut h, UTF8_FLAG);
-        put16(&mut h, 0); // stored
-        put16(&mut h, 0);
-        put16(&mut h, DOS_DATE);
-        put32(&mut h, crc);
-        put32(&mut h, clamp32(size));
-        put32(&mut h, clamp32(size));
-        put16(&mut h, name.len() as u16);
-        put16(&mut h, if big { 20 } else { 0 });
-        h.extend_from_slice(name.as_bytes());
-        if big {
-            put16(&mut h, 1);
-            put16(&mut h, 16);
-            put64(&mut h, size);
-            put64(&mut h, size);
+        let zip64 = if big { 20u16 } else { 0 };
+        let pad = self.padding(LOCAL_LEN + name.len() as u64 + u64::from(zip64));
+        let mut h = [0u8; LOCAL_LEN as usize];
+        let fields: [&[u8]; 11] = [
+            &LOCAL_SIG.to_le_bytes(),
+            &(if big { 45u16 } else { 20 }).to_le_bytes(),
+            &UTF8_FLAG.to_le_bytes(),
+            &0u16.to_le_bytes(), // stored
+            &0u16.to_le_bytes(),
+            &DOS_DATE.to_le_bytes(),
+            &crc.to_le_bytes(),
+            &clamp32(size).to_le_bytes(),
+            &clamp32(size).to_le_bytes(),
+            &(name.len() as u16).to_le_bytes(),
+            &(zip64 + pad as u16).to_le_bytes(),
+        ];
+        let mut at = 0;
+        for f in fields {
+            h[at..at + f.len()].copy_from_slice(f);
+            at += f.len();
         }
         let offset = self.offset;
         self.emit(&h)?;
+        self.emit(name.as_bytes())?;
+        if big {
+            let mut extra = [0u8; 20];
+            extra[..2].copy_from_slice(&1u16.to_le_bytes());
+            extra[2..4].copy_from_slice(&16u16.to_le_bytes());
+            extra[4..12].copy_from_slice(&size.to_le_bytes());
+            extra[12..].copy_from_slice(&size.to_le_bytes());
+            self.emit(&extra)?;
+        }
+        if pad > 0 {
+            let mut block = [0u8; 6 + PAGE as usize];
+            block[..2].copy_from_slice(&ALIGN_EXTRA_ID.to_le_bytes());
+            block[2..4].copy_from_slice(&(pad as u16 - 4).to_le_bytes());
+            block[4..6].copy_from_slice(&(PAGE as u16).to_le_bytes());
+            self.emit(block.get(..pad as usize).unwrap_or_default())?;
+        }
         // A small entry's bytes are hashed into the archive's CRC as they go out: cheaper
         // than combining its CRC in (a combine costs microseconds whatever the length).
         let small = size <= SMALL_ENTRY;
@@ -132,8 +193,10 @@ impl<W: Write> ZipWriter<W> {
         if !small {
             self.file_crc.combine(&entry_crc);
         }
+        let start = self.names.len();
+        self.names.push_str(name);
         self.entries.push(Written {
-            name: name.to_string(),
+            name: start..self.names.len(),
             crc,
             size,
             offset,
@@ -144,8 +207,11 @@ impl<W: Write> ZipWriter<W> {
     /// Write the central directory; returns the output, the archive length and its CRC-32.
     pub fn finish(mut self) -> std::io::Result<(W, u64, u32)> {
         let cd_start = self.offset;
-        let mut cd = Vec::new();
+        let mut cd = Vec::with_capacity(
+            self.entries.len() * (CENTRAL_LEN + 28) + self.names.len() + 22 + 76,
+        );
         for e in &self.entries {
+            let name = self.names.get(e.name.clone()).unwrap_or_default();
             let mut extra = Vec::new();
             if e.size >= MAX32 {
                 put64(&mut extra, e.size);
@@ -164,7 +230,7 @@ impl<W: Write> ZipWriter<W> {
             put32(&mut cd, e.crc);
             put32(&mut cd, clamp32(e.size));
             put32(&mut cd, clamp32(e.size));
-            put16(&mut cd, e.name.len() as u16);
+            put16(&mut cd, name.len() as u16);
             put16(
                 &mut cd,
                 if extra.is_empty() {
@@ -178,7 +244,7 @@ impl<W: Write> ZipWriter<W> {
             put16(&mut cd, 0);
             put32(&mut cd, 0o100644 << 16);
             put32(&mut cd, clamp32(e.offset));
-            cd.extend_from_slice(e.name.as_bytes());
+            cd.extend_from_slice(name.as_bytes());
             if !extra.is_empty() {
                 put16(&mut cd, 1);
                 put16(&mut cd, extra.len() as u16);
