@@ -1,10 +1,10 @@
 //! Observables, packs and the runtime that observes a step: eligibility, budget, one read per
 //! key and one pass per tensor; and the offline analyzer that takes the same path over files.
 
-use crate::ops::{Batch, OpError};
+use crate::ops::{Batch, Chunk, OpError};
 use crate::registry::{self, Plan, RegistryError};
 use crate::sink::{SinkError, ValueSink};
-use crate::source::{KeyIndex, Selector, SourceError, TensorSource};
+use crate::source::{F32Stream, KeyIndex, Selector, SourceError, TensorSource};
 use crate::spec::{ObservableSpec, SpecError};
 use crate::tensor::TypedTensor;
 use crate::value::Value;
@@ -419,7 +419,8 @@ impl Runtime {
         }
     }
 
-    /// Read one key once and feed it, in one pass, to every plan on it.
+    /// Read one key once and feed it, in one pass, to every plan on it: streamed in blocks
+    /// when the source offers that and no custom compute needs the whole tensor.
     fn observe_key(
         &self,
         key: &str,
@@ -428,50 +429,28 @@ impl Runtime {
         across: &mut [Across],
         obs: &mut Observation,
     ) {
-        let tensor = match source.read(key) {
-            Ok(t) => t,
-            Err(error) => {
-                let mut ids: Vec<usize> = work.plans.iter().map(|(i, _)| *i).collect();
-                ids.extend(&work.customs);
-                for a in across
-                    .iter_mut()
-                    .filter(|a| a.keys.iter().any(|k| k == key))
-                {
-                    a.failed = true;
-                    ids.extend(a.slots.iter().map(|(i, _)| *i));
-                }
-                for i in ids {
-                    let id = self.observables[i].id.clone();
-                    obs.failed.push(RuntimeError::Source {
-                        id,
-                        error: error.clone(),
-                    });
-                }
+        if work.customs.is_empty() {
+            if let Some(stream) = source.stream_f32(key) {
+                let shape = stream.shape().to_vec();
+                self.reduce_key(key, &shape, &work.plans, across, obs, &mut |len, f| {
+                    feed_stream(stream, len, f)
+                });
                 return;
             }
-        };
-        let mut batch = Batch::new(&tensor.shape);
-        let slots: Vec<(usize, usize)> =
-            work.plans.iter().map(|(i, p)| (*i, batch.add(p))).collect();
-        let feeding: Vec<usize> = (0..across.len())
-            .filter(|&j| !across[j].failed && across[j].set.contains(key))
-            .collect();
-        let len = feeding
-            .iter()
-            .map(|&j| across[j].batch.chunk_len())
-            .fold(batch.chunk_len(), usize::min);
-        crate::ops::for_each_native_chunk(&tensor.data, len, &mut |chunk| {
-            if !slots.is_empty() {
-                batch.feed_chunk(chunk);
-            }
-            for &j in &feeding {
-                across[j].batch.feed_chunk(chunk);
-            }
-        });
-        for ((i, _), result) in slots.iter().zip(batch.finish()) {
-            self.record(*i, key, &tensor.shape, result, obs);
         }
-        for i in work.customs {
+        let tensor = match source.read(key) {
+            Ok(t) => t,
+            Err(error) => return self.read_failed(key, &work, error, across, obs),
+        };
+        self.reduce_key(
+            key,
+            &tensor.shape,
+            &work.plans,
+            across,
+            obs,
+            &mut |len, f| crate::ops::for_each_native_chunk(&tensor.data, len, f),
+        );
+        for &i in &work.customs {
             let o = &self.observables[i];
             let Compute::Custom(f) = &o.compute else {
                 continue;
@@ -486,6 +465,66 @@ impl Runtime {
                     message,
                 }),
             }
+        }
+    }
+
+    /// Every observable on a key that could not be read fails, and so do the sets it is in.
+    fn read_failed(
+        &self,
+        key: &str,
+        work: &PerKey,
+        error: SourceError,
+        across: &mut [Across],
+        obs: &mut Observation,
+    ) {
+        let mut ids: Vec<usize> = work.plans.iter().map(|(i, _)| *i).collect();
+        ids.extend(&work.customs);
+        for a in across
+            .iter_mut()
+            .filter(|a| a.keys.iter().any(|k| k == key))
+        {
+            a.failed = true;
+            ids.extend(a.slots.iter().map(|(i, _)| *i));
+        }
+        for i in ids {
+            let id = self.observables[i].id.clone();
+            obs.failed.push(RuntimeError::Source {
+                id,
+                error: error.clone(),
+            });
+        }
+    }
+
+    /// Feed one key's values (handed out by `feed` in chunks at most as long as asked) to the
+    /// plans on it and to the sets it is in, in one pass, and record the plans' values.
+    fn reduce_key(
+        &self,
+        key: &str,
+        shape: &[usize],
+        plans: &[(usize, Plan)],
+        across: &mut [Across],
+        obs: &mut Observation,
+        feed: &mut Feed<'_>,
+    ) {
+        let mut batch = Batch::new(shape);
+        let slots: Vec<(usize, usize)> = plans.iter().map(|(i, p)| (*i, batch.add(p))).collect();
+        let feeding: Vec<usize> = (0..across.len())
+            .filter(|&j| !across[j].failed && across[j].set.contains(key))
+            .collect();
+        let len = feeding
+            .iter()
+            .map(|&j| across[j].batch.chunk_len())
+            .fold(batch.chunk_len(), usize::min);
+        feed(len, &mut |chunk| {
+            if !slots.is_empty() {
+                batch.feed_chunk(chunk);
+            }
+            for &j in &feeding {
+                across[j].batch.feed_chunk(chunk);
+            }
+        });
+        for ((i, _), result) in slots.iter().zip(batch.finish()) {
+            self.record(*i, key, shape, result, obs);
         }
     }
 
@@ -550,6 +589,26 @@ impl Runtime {
     }
 }
 
+/// Hands a key's values, in order, to a sink in chunks at most as long as asked.
+type Feed<'a> = dyn FnMut(usize, &mut dyn FnMut(Chunk<'_>)) + 'a;
+
+/// Copy a streamed tensor into one reused buffer a block at a time ([`crate::ops::engine::stream_len`]
+/// values, so that the result is the same as fed whole) and hand it on in chunks of at most
+/// `chunk_len` values while it is in cache.
+fn feed_stream(stream: &dyn F32Stream, chunk_len: usize, f: &mut dyn FnMut(Chunk<'_>)) {
+    let total: usize = stream.shape().iter().product();
+    let block = crate::ops::engine::stream_len(chunk_len);
+    let mut buf = vec![0f32; block.min(total)];
+    let mut start = 0;
+    while start < total {
+        let n = block.min(total - start);
+        let part = &mut buf[..n];
+        stream.copy_f32(start, part);
+        part.chunks(chunk_len.max(1)).for_each(|c| f(Chunk::F32(c)));
+        start += n;
+    }
+}
+
 /// The runtime's path over files: a step's source (an NPZ dump, a checkpoint) handed in.
 #[derive(Debug, Clone)]
 pub struct OfflineAnalyzer {
@@ -574,5 +633,143 @@ impl OfflineAnalyzer {
         sink: &mut dyn ValueSink,
     ) -> Result<Observation, RuntimeError> {
         self.runtime.observe_into(step, context, sink)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::HookSource;
+    use std::borrow::Cow;
+    use std::cell::Cell;
+
+    /// A hook source that streams its float32 tensors and counts whole reads.
+    struct Streaming {
+        inner: HookSource,
+        whole_reads: Cell<usize>,
+    }
+
+    /// A float32 tensor held in a plain vector, streamed out of it.
+    struct Held(Vec<f32>, Vec<usize>);
+
+    impl F32Stream for Held {
+        fn shape(&self) -> &[usize] {
+            &self.1
+        }
+        fn copy_f32(&self, start: usize, out: &mut [f32]) {
+            out.copy_from_slice(&self.0[start..start + out.len()]);
+        }
+    }
+
+    struct StreamingSource {
+        hook: Streaming,
+        streams: BTreeMap<String, Held>,
+    }
+
+    impl TensorSource for StreamingSource {
+        fn list(&self) -> Result<Vec<String>, SourceError> {
+            self.hook.inner.list()
+        }
+        fn read(&self, key: &str) -> Result<Cow<'_, TypedTensor>, SourceError> {
+            self.hook.whole_reads.set(self.hook.whole_reads.get() + 1);
+            self.hook.inner.read(key)
+        }
+        fn stream_f32(&self, key: &str) -> Option<&dyn F32Stream> {
+            self.streams.get(key).map(|h| h as &dyn F32Stream)
+        }
+    }
+
+    /// Values with zeros, negatives and a long tail, not a whole number of blocks long.
+    fn values(n: usize, seed: u32) -> Vec<f32> {
+        let mut x = seed;
+        (0..n)
+            .map(|i| {
+                x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                let v = (x >> 8) as f32 / (1u32 << 24) as f32 * 2.0 - 1.0;
+                if i % 97 == 0 {
+                    0.0
+                } else {
+                    v * (1.0 + (i % 1000) as f32)
+                }
+            })
+            .collect()
+    }
+
+    fn sources() -> (HookSource, StreamingSource) {
+        let mut hook = HookSource::new();
+        let mut streams = BTreeMap::new();
+        let rows = 1024 + 7;
+        for (key, shape, seed) in [
+            ("param.big", vec![rows, 1024 + 3], 1),
+            ("param.small", vec![5, 7], 2),
+            ("grad.big", vec![rows * 2, 517], 3),
+        ] {
+            let v = values(shape.iter().product(), seed);
+            hook.put_f32(key, v.clone(), shape.clone()).unwrap();
+            streams.insert(key.to_string(), Held(v, shape));
+        }
+        hook.put_loss(0.5);
+        let streaming = StreamingSource {
+            hook: Streaming {
+                inner: hook.clone(),
+                whole_reads: Cell::new(0),
+            },
+            streams,
+        };
+        (hook, streaming)
+    }
+
+    #[test]
+    fn streamed_tensors_give_the_same_bits_as_whole_ones() {
+        let keys = ["param.big", "param.small", "grad.big", "loss"].map(String::from);
+        let reductions = [
+            "mean",
+            "std",
+            "min",
+            "max",
+            "absmax",
+            "l1",
+            "l2",
+            "rms",
+            "zero_fraction",
+            "sparsity",
+            "quantiles(0.1,0.5,0.99)",
+            "histogram(16,-2,2)",
+            "histogram(8)",
+        ]
+        .map(String::from);
+        let mut specs = Vec::new();
+        let o = crate::GenerateOptions::default();
+        for transforms in [vec![], vec!["abs".to_string()]] {
+            specs.extend(crate::generate_specs(&keys, &reductions, &transforms, &o).unwrap());
+        }
+        let per_row = ["per_row".to_string()];
+        specs.extend(crate::generate_specs(&keys, &reductions[..10], &per_row, &o).unwrap());
+        specs.push(ObservableSpec::new("param", "all", "l2"));
+        specs.push(ObservableSpec::new("grad", "*", "mean"));
+        let pack: Pack = specs
+            .into_iter()
+            .map(|s| Observable::builtin(s).unwrap())
+            .collect();
+        let runtime = Runtime::new(pack).unwrap();
+        let (whole, streamed) = sources();
+        let a = runtime.observe(0, &whole);
+        let b = runtime.observe(0, &streamed);
+        assert!(a.values.len() > 100, "{} values", a.values.len());
+        assert_eq!(a.failed.len(), b.failed.len());
+        assert_eq!(
+            serde_json::to_string(&a.values).unwrap(),
+            serde_json::to_string(&b.values).unwrap()
+        );
+        for (id, v) in &a.values {
+            let w = &b.values[id];
+            let bits = |v: &Value| format!("{:?}", v.as_scalar().map(f64::to_bits));
+            assert_eq!(bits(v), bits(w), "{id}");
+        }
+        assert_eq!(
+            streamed.hook.whole_reads.get(),
+            1,
+            "only the loss is read whole"
+        );
     }
 }

@@ -49,6 +49,20 @@ pub trait TensorSource {
     fn list(&self) -> Result<Vec<String>, SourceError>;
     /// One tensor by key (borrowed when the source holds it in memory).
     fn read(&self, key: &str) -> Result<Cow<'_, TypedTensor>, SourceError>;
+    /// One float32 tensor by key as a stream of blocks, when the source holds it where the
+    /// engine cannot read it in place (e.g. in JS memory), so that it need not be copied whole;
+    /// `None` to [`Self::read`] it whole instead.
+    fn stream_f32(&self, _key: &str) -> Option<&dyn F32Stream> {
+        None
+    }
+}
+
+/// A float32 tensor copied out block by block (see [`TensorSource::stream_f32`]).
+pub trait F32Stream {
+    /// Its shape; its values fill it.
+    fn shape(&self) -> &[usize];
+    /// Copy the values from `start` on into `out`, `out.len()` of them, all within the tensor.
+    fn copy_f32(&self, start: usize, out: &mut [f32]);
 }
 
 /// Split a key into its kind and name (`param.fc1.weight` → `param`, `fc1.weight`;

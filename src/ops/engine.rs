@@ -44,6 +44,19 @@ enum MomentAcc {
 /// took which block.
 const BLOCK: usize = 1 << 20;
 
+/// How many values to copy in at a time when a tensor is streamed in from outside memory the
+/// engine can read, for batches taking chunks of `chunk_len` (the least of their
+/// [`Batch::chunk_len`]): whole [`BLOCK`]s, and a whole number of `chunk_len` chunks, so that
+/// the batches see the same chunks and blocks, and so give the same bits, as when fed the
+/// whole tensor.
+pub fn stream_len(chunk_len: usize) -> usize {
+    match chunk_len {
+        0 => BLOCK,
+        n if n >= BLOCK => BLOCK,
+        n => n * (BLOCK / n),
+    }
+}
+
 /// Values each thread must have, at least, before another thread is started: below this,
 /// starting a thread (and waiting for it on a loaded machine) costs more than its share.
 #[cfg(not(target_arch = "wasm32"))]

@@ -156,7 +156,7 @@ fn tensor_from_js(item: &JsValue) -> Result<(String, JsTensor), JsError> {
 
 /// Tensors handed in from JS, as a source: each is copied into wasm memory only when a spec
 /// reads it, and dropped after its pass, so unselected tensors are never copied and at most
-/// one is held at a time. Keys in sorted order, a later tensor replacing an earlier one of
+/// one is held at a time; a float32 one is streamed in blocks instead, never held whole. Keys in sorted order, a later tensor replacing an earlier one of
 /// the same key (as [`crate::HookSource`]).
 struct JsTensors(std::collections::BTreeMap<String, JsTensor>);
 
@@ -188,6 +188,26 @@ impl crate::TensorSource for JsTensors {
                 shape: t.shape.clone(),
             })
     }
+
+    /// A float32 tensor is streamed, so that it is never held whole in wasm memory.
+    fn stream_f32(&self, key: &str) -> Option<&dyn crate::source::F32Stream> {
+        let t = self.0.get(key)?;
+        matches!(t.values, JsValues::F32(_)).then_some(t as &dyn crate::source::F32Stream)
+    }
+}
+
+/// A float32 tensor in JS memory, copied into wasm memory a block at a time by the engine.
+impl crate::source::F32Stream for JsTensor {
+    fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    fn copy_f32(&self, start: usize, out: &mut [f32]) {
+        if let JsValues::F32(a) = &self.values {
+            let end = start + out.len();
+            a.subarray(start as u32, end as u32).copy_to(out);
+        }
+    }
 }
 
 /// What `observeTensors` returns.
@@ -203,7 +223,7 @@ struct ObservedJs {
 /// `tensors = [{key: "param.fc1.weight", shape: [2, 3], values: Float32Array}]`; returns
 /// `{step, values: {id: value}, skipped, failed}`. Every key is read once, every reduction
 /// over one tensor runs in one pass, as natively; a tensor's values are copied into wasm
-/// memory only if a spec selects it, one tensor at a time.
+/// memory only if a spec selects it, one tensor at a time (a Float32Array a block at a time).
 #[wasm_bindgen(js_name = observeTensors)]
 pub fn observe_tensors(
     tensors: JsValue,
