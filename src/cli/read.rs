@@ -295,7 +295,7 @@ fn forwards_table(rows: &[readback::ForwardRow]) -> String {
             for n in &names {
                 cells.push(r.fields.get(n).map_or(String::new(), Field::to_text));
             }
-            cells.push(r.error.clone().unwrap_or_default());
+            cells.push(r.error.as_deref().unwrap_or_default().to_string());
             cells
         })
         .collect();

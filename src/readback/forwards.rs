@@ -20,7 +20,8 @@ pub struct ForwardRow {
     pub written_us: i64,
     pub took_us: u64,
     pub broke: bool,
-    pub error: Option<String>,
+    /// Why it broke, when the line says (boxed text: two words in the row, not three).
+    pub error: Option<Box<str>>,
     /// Summarised fields, `<kind>.<field>` → value, in the order written (serialised as text,
     /// non-finite numbers as `NaN`, `Infinity`, `-Infinity`).
     pub fields: RowFields,
@@ -116,7 +117,7 @@ pub fn forwards<F: StoreFs>(store: &Store<F>, run: &str) -> Result<Answer<Vec<Fo
             written_us: l.written_us,
             took_us: l.took_us,
             broke: l.broke,
-            error: l.error.map(str::to_string),
+            error: l.error.map(Box::from),
             fields,
         })
     })?;
