@@ -86,11 +86,11 @@ step "build the npm package"
 scripts/build-wasm.sh
 layer wasm-node wasm_tests
 layer wasm-chromium wasm_tests_in_chromium
-layer node node --test tests/node/
+layer node node --test --test-timeout=600000 tests/node/
 # The example notebook's code cells in one namespace (no Jupyter), with the release binary;
 # its outputs (target/notebook/) are what tests/browser/report-notebook.test.mjs opens.
 layer notebook env SOMATIZE_BIN="$PWD/target/release/somatize" python3 tests/notebook_test.py
-layer browser node --test tests/browser/
+layer browser node --test --test-timeout=600000 tests/browser/
 
 step "summary"
 printf '%s\n' "${summary[@]}"

@@ -208,8 +208,26 @@ export function clear(container) {
   globalThis.Plotly?.purge(container); // plotly keeps state on the element; start afresh next time
 }
 
-/** Draw `figure` (whose JSON is `key`) into `container` now. */
+/**
+ * Draw `figure` (whose JSON is `key`) into `container` now. Drawings of one container may
+ * overlap (a run chosen while the last one is still being drawn): only the latest started marks
+ * the container drawn, and not while a newer figure waits to scroll into view; one that throws
+ * marks it `data-drawn="error"` (no longer waiting) if it is still the latest.
+ */
 async function drawNow(container, figure, key) {
+  const turn = (container.somatizeTurn ?? 0) + 1;
+  container.somatizeTurn = turn;
+  try {
+    await drawLatest(container, figure, key, turn);
+  } catch (e) {
+    if (container.somatizeTurn === turn && container.dataset.drawn === "waiting" && !container.somatizeWaiting) {
+      container.dataset.drawn = "error";
+    }
+    throw e;
+  }
+}
+
+async function drawLatest(container, figure, key, turn) {
   const Plotly = globalThis.Plotly;
   const safe = safeFigure(figure);
   const full = [];
@@ -221,9 +239,10 @@ async function drawNow(container, figure, key) {
   container.somatizeFull = full;
   delete container.somatizeKey;
   await Plotly.react(container, data, safe.layout ?? {}, configFor(safe.layout));
+  if (container.somatizeTurn !== turn) return; // a later drawing of this container took over
   container.removeAllListeners?.("plotly_relayout");
   if (full.length) container.on("plotly_relayout", (ev) => redecimate(container, ev));
   container.somatizeKey = key;
-  container.dataset.drawn = "true";
+  if (!container.somatizeWaiting) container.dataset.drawn = "true";
   container.dataset.decimated = full.length ? "true" : "false";
 }

@@ -144,15 +144,26 @@ export async function writeOpfs(page, files) {
 /**
  * Draw every figure of `target` (a page or frame) that waits to be scrolled into view: the page
  * draws a figure only on screen (`data-drawn="waiting"` until then). Each is scrolled into view
- * in turn until drawn; then the view goes back where it was.
+ * in turn until drawn (an error naming it if it is not within `ms`); then the view goes back
+ * where it was.
  */
-export function drawAll(target) {
-  return target.evaluate(async () => {
+export function drawAll(target, ms = 15000) {
+  return target.evaluate(async (ms) => {
     const [x, y] = [scrollX, scrollY];
     for (const f of document.querySelectorAll(".figure[data-drawn=waiting]")) {
       f.scrollIntoView({ block: "center" });
-      while (f.dataset.drawn === "waiting") await new Promise((r) => setTimeout(r, 20));
+      const deadline = performance.now() + ms;
+      while (f.dataset.drawn === "waiting") {
+        if (performance.now() > deadline) {
+          const r = f.getBoundingClientRect();
+          throw new Error(`#${f.id} still waiting to be drawn after ${ms} ms in view ` +
+            `(rect ${Math.round(r.top)},${Math.round(r.left)} ${Math.round(r.width)}×${Math.round(r.height)}, ` +
+            `window ${innerWidth}×${innerHeight}, figure held: ${Boolean(f.somatizeWaiting)}, ` +
+            `error shown: ${JSON.stringify(document.querySelector("#error")?.textContent ?? "")})`);
+        }
+        await new Promise((r) => setTimeout(r, 20));
+      }
     }
     scrollTo(x, y);
-  });
+  }, ms);
 }
