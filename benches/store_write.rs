@@ -11,8 +11,9 @@
 //! the one-in-flight writer, bound by fsync latency, writes BENCH_FORWARDS); BENCH_ONLY a
 //! comma-separated choice of `ingest`, `companion`, `bookkeeping`, `scan` (default: all).
 //!
-//! Every time is wall time to the end, durable: a writer's time includes its final flush
-//! (every forward indexed and synced), `cp + sync` includes the `sync`.
+//! Every time is wall time to the end: a durable writer's time includes its final flush (every
+//! forward indexed and synced), `cp + sync` includes the `sync`; a writer without fsync is set
+//! against plain `cp`, a durable one against `cp + sync`.
 
 use somatize::record::Recorder;
 use somatize::store::{DirFs, Fact, ForwardRecord, IndexEntry, Store, TensorBytes};
@@ -122,8 +123,8 @@ fn fsync_name(durable: bool) -> &'static str {
     }
 }
 
-/// Prints ingest against `cp`; returns the faster `cp` and `cp + sync` rates (MiB/s).
-fn ingest(base: &Path, n: u64, runs: usize, depth: usize) -> (f64, f64) {
+/// Prints ingest against `cp` (the faster `cp` and `cp + sync` of files or one file).
+fn ingest(base: &Path, n: u64, runs: usize, depth: usize) {
     println!(
         "## ingest: {n} forwards of 1 MiB tensors (4 x 256 KiB f32) vs cp of the same {n} MiB, medians of {runs} runs (MiB/s, wall time to the end)"
     );
@@ -168,7 +169,6 @@ fn ingest(base: &Path, n: u64, runs: usize, depth: usize) -> (f64, f64) {
             rate / cp_sync,
         );
     }
-    (cp, cp_sync)
 }
 
 fn bookkeeping(base: &Path, n: u64, n_empty: u64, runs: usize, depth: usize) {
@@ -275,31 +275,70 @@ fn beyond_the_bytes(base: &Path, n: u64, runs: usize, depth: usize) {
     }
 }
 
-fn companion(base: &Path, n: u64, runs: usize, depth: usize, cp: (f64, f64)) {
-    for keys in ["x", "act"] {
-        for pipeline in ["1".to_string(), depth.to_string()] {
-            let rate = median(
-                (0..runs)
-                    .map(|_| n as f64 / companion_once(base, n, &pipeline, keys))
-                    .collect(),
-            );
-            println!(
-                "## companion end to end, {keys}.layer0..3 keys, --pipeline {pipeline} (socket + frames + fsync'd writes, process start included), median of {runs}: {n} x 1 MiB at {rate:.0} MiB/s = {:.2}x cp, {:.2}x cp + sync",
-                rate / cp.0,
-                rate / cp.1
-            );
+/// The companion end to end against `cp` like for like, in turns so that load hits each alike:
+/// each round times `cp` (one file), `cp` + `sync`, the companion durable (its default) and with
+/// `--no-fsync`; the ratios are per round (durable vs `cp` + `sync`, no fsync vs `cp`), and the
+/// medians of them are printed. Then the other configurations (one forward in flight; `act.*`
+/// keys, measured for the health table), each against the round's baselines.
+fn companion(base: &Path, n: u64, runs: usize, depth: usize) {
+    let depth = depth.to_string();
+    let configs: [(&str, &str, bool); 4] = [
+        ("x", depth.as_str(), true),
+        ("x", depth.as_str(), false),
+        ("x", "1", true),
+        ("act", depth.as_str(), true),
+    ];
+    let mut rates = vec![Vec::new(); configs.len()];
+    let (mut cp, mut cp_sync) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        cp.push(n as f64 / cp_time(base, n, MIB, true, false));
+        cp_sync.push(n as f64 / cp_time(base, n, MIB, true, true));
+        for (i, (keys, pipeline, durable)) in configs.iter().enumerate() {
+            rates[i].push(n as f64 / companion_once(base, n, pipeline, keys, *durable));
         }
+    }
+    println!(
+        "## companion end to end vs cp (one file of {n} MiB) in turns, {runs} rounds (socket + frames + writes, process start included); ratios are medians of the rounds' ratios"
+    );
+    println!(
+        "cp: {:.0} MiB/s, cp + sync: {:.0} MiB/s (medians)",
+        median(cp.clone()),
+        median(cp_sync.clone())
+    );
+    for ((keys, pipeline, durable), r) in configs.iter().zip(&rates) {
+        let (base_rates, against) = if *durable {
+            (&cp_sync, "cp + sync")
+        } else {
+            (&cp, "cp")
+        };
+        let ratios: Vec<f64> = r.iter().zip(base_rates).map(|(a, b)| a / b).collect();
+        let vs_cp: Vec<f64> = r.iter().zip(&cp).map(|(a, b)| a / b).collect();
+        println!(
+            "companion {keys}.layer0..3, --pipeline {pipeline}{}: {:.0} MiB/s = {:.2}x {against} (rounds {}){}",
+            if *durable { "" } else { " --no-fsync" },
+            median(r.clone()),
+            median(ratios.clone()),
+            ratios.iter().map(|x| format!("{x:.2}")).collect::<Vec<_>>().join(" "),
+            if *durable {
+                format!(", {:.2}x cp", median(vs_cp))
+            } else {
+                String::new()
+            }
+        );
     }
 }
 
 /// Seconds for `somatize record` to take `n` forwards of 1 MiB from the producer.
-fn companion_once(base: &Path, n: u64, pipeline: &str, keys: &str) -> f64 {
+fn companion_once(base: &Path, n: u64, pipeline: &str, keys: &str, durable: bool) -> f64 {
     let exe = env!("CARGO_BIN_EXE_somatize");
     let dir = fresh(base, "companion");
     let me = std::env::current_exe().unwrap();
+    let fsync: &[&str] = if durable { &[] } else { &["--no-fsync"] };
     let t = Instant::now();
     let out = Command::new(exe)
-        .args(["record", "--no-stats", "--pipeline", pipeline, "--store"])
+        .args(["record", "--no-stats", "--pipeline", pipeline])
+        .args(fsync)
+        .arg("--store")
         .arg(&dir)
         .args(["--run", "c", "--writer", "w", "--"])
         .arg(&me)
@@ -437,12 +476,11 @@ fn main() {
     );
     let only = std::env::var("BENCH_ONLY").unwrap_or_default();
     let on = |part: &str| only.is_empty() || only.split(',').any(|p| p == part);
-    // The companion's ratios need the cp rates, so ingest runs for either.
-    if on("ingest") || on("companion") {
-        let cp = ingest(&base, n, runs, depth);
-        if on("companion") {
-            companion(&base, n, runs, depth, cp);
-        }
+    if on("ingest") {
+        ingest(&base, n, runs, depth);
+    }
+    if on("companion") {
+        companion(&base, n, runs, depth);
     }
     if on("bookkeeping") {
         bookkeeping(&base, n, n_empty, runs, depth);

@@ -106,6 +106,41 @@ fn the_numpy_example_records_and_reads_back() {
 }
 
 #[test]
+fn a_recording_without_fsync_reads_back_the_same() {
+    if !python_with_numpy() {
+        return;
+    }
+    let root = temp_dir("py-nofsync");
+    let out = record(&root, "mlp", &["--steps", "6"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/train_numpy.py");
+    let out = Command::new(env!("CARGO_BIN_EXE_somatize"))
+        .args(["record", "--no-fsync", "--store"])
+        .arg(&root)
+        .args(["--run", "fast", "--every", "5", "--readings", "0.05", "--"])
+        .args(["python3", example, "--steps", "6"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let store = Store::open(DirFs::new(&root)).unwrap();
+    let read = |run: &str| -> Vec<(u64, Option<f64>, Vec<String>)> {
+        let items: Vec<_> = store.scan(run).unwrap().map(Result::unwrap).collect();
+        items
+            .iter()
+            .map(|i| {
+                let blob = store.fetch(run, &i.writer, &i.entry).unwrap();
+                let keys = blob.tensor_keys().into_iter().map(String::from).collect();
+                let loss = i.entry.field("loss.value").and_then(Field::as_f64);
+                (i.entry.forward, loss.map(|l| (l * 1e6).round()), keys)
+            })
+            .collect()
+    };
+    let (durable, fast) = (read("mlp"), read("fast"));
+    assert_eq!(fast.len(), 6, "{fast:?}");
+    assert_eq!(fast, durable, "the same forwards, losses (to 1e-6) and tensors");
+}
+
+#[test]
 fn a_failing_command_marks_the_run_broke_where_it_stopped() {
     if !python_with_numpy() {
         return;

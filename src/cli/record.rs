@@ -33,6 +33,11 @@ pub struct Args {
     /// Do not compute per-tensor statistics into stats.json.
     #[arg(long)]
     no_stats: bool,
+    /// Write without fsync: faster, and a killed companion or training command still loses
+    /// nothing written, but a crash of the machine itself (power, kernel) may lose the last
+    /// forwards or leave a torn line (which readers skip). For scratch runs and benchmarks.
+    #[arg(long)]
+    no_fsync: bool,
     /// The training command and its arguments, after `--`.
     #[arg(last = true, required = true)]
     command: Vec<String>,
@@ -55,6 +60,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         reading_every: Duration::from_secs_f64(args.readings),
         pipeline: args.pipeline.max(1),
         stats: !args.no_stats,
+        durable: !args.no_fsync,
     };
     let report = companion::record(opts, &args.command)?;
     eprintln!(

@@ -41,6 +41,8 @@ pub struct Options {
     pub pipeline: usize,
     /// Compute per-tensor statistics into `stats.json` for tensors the frame gave none for.
     pub stats: bool,
+    /// fsync blobs and index lines (`--no-fsync` turns it off; see `Writer::durable`).
+    pub durable: bool,
 }
 
 /// How a recording went.
@@ -224,6 +226,7 @@ impl Session {
                 )?,
             };
             r.set_summarising(conn.summarising.clone());
+            r.writer().durable = self.opts.durable;
             r.writer().set_pipeline(self.opts.pipeline)?;
             conn.recorder = Some(r);
         }
@@ -438,7 +441,10 @@ fn spawn(cmd: &[String], socket: &std::path::Path, every: u64) -> std::io::Resul
 /// Run `cmd` and record what it sends until it exits and its connections close.
 pub fn record(opts: Options, cmd: &[String]) -> Result<Report, String> {
     let main = Recorder::with_writer(&opts.store, &opts.run, &opts.writer)
-        .and_then(|r| r.pipelined(opts.pipeline))
+        .and_then(|mut r| {
+            r.writer().durable = opts.durable;
+            r.pipelined(opts.pipeline)
+        })
         .map_err(|e| e.to_string())?
         .summarising(opts.summarising.clone());
     let dir = socket_dir().map_err(|e| format!("could not make the channel folder: {e}"))?;

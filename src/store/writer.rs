@@ -179,7 +179,8 @@ pub struct Writer {
     /// Buffers reused from forward to forward: small writes gathered, blob JSON and headers.
     gather: Vec<u8>,
     scratch: blob::Scratch,
-    /// Whether to fsync blobs, folders and lines (on by default; off only for benchmarks).
+    /// Whether to fsync blobs, folders and lines (on by default; off for scratch runs and
+    /// benchmarks: `somatize record --no-fsync`).
     /// Set it before [`Writer::set_pipeline`], which takes it over.
     pub durable: bool,
 }
