@@ -112,7 +112,11 @@ fn a_recording_without_fsync_reads_back_the_same() {
     }
     let root = temp_dir("py-nofsync");
     let out = record(&root, "mlp", &["--steps", "6"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/train_numpy.py");
     let out = Command::new(env!("CARGO_BIN_EXE_somatize"))
         .args(["record", "--no-fsync", "--store"])
@@ -121,7 +125,11 @@ fn a_recording_without_fsync_reads_back_the_same() {
         .args(["python3", example, "--steps", "6"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let store = Store::open(DirFs::new(&root)).unwrap();
     let read = |run: &str| -> Vec<(u64, Option<f64>, Vec<String>)> {
         let items: Vec<_> = store.scan(run).unwrap().map(Result::unwrap).collect();
@@ -137,7 +145,10 @@ fn a_recording_without_fsync_reads_back_the_same() {
     };
     let (durable, fast) = (read("mlp"), read("fast"));
     assert_eq!(fast.len(), 6, "{fast:?}");
-    assert_eq!(fast, durable, "the same forwards, losses (to 1e-6) and tensors");
+    assert_eq!(
+        fast, durable,
+        "the same forwards, losses (to 1e-6) and tensors"
+    );
 }
 
 #[test]
