@@ -103,7 +103,10 @@ impl StoreFs for DirFs {
             std::fs::File::open(self.path(path)?).map_err(|e| StoreError::io(path, "open", e))?;
         f.seek(SeekFrom::Start(offset))
             .map_err(|e| StoreError::io(path, "seek", e))?;
-        let mut out = Vec::new();
+        // Sized once for the bytes the file holds there (never for what `len` merely asks),
+        // so the read lands in place instead of growing the vector by doubling.
+        let held = f.metadata().map_or(0, |m| m.len().saturating_sub(offset));
+        let mut out = Vec::with_capacity(len.min(held).try_into().unwrap_or(0));
         f.take(len)
             .read_to_end(&mut out)
             .map_err(|e| StoreError::io(path, "read", e))?;
