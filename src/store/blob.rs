@@ -432,7 +432,9 @@ pub fn summarise(facts: &[Fact], kinds: &[String]) -> Fields<'static> {
         };
         for (name, value) in &f.extra {
             if let Some(v) = super::fact::Field::from_json(value) {
-                out.push((Cow::Owned(format!("{kind}.{name}")), v));
+                let mut key = String::with_capacity(kind.len() + 1 + name.len());
+                key.extend([kind.as_str(), ".", name.as_str()]);
+                out.push((Cow::Owned(key), v));
             }
         }
     }
