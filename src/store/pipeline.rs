@@ -106,11 +106,23 @@ fn commit(sink: &mut Sink, batch: &[Job]) -> Result<()> {
     Ok(())
 }
 
+/// How long the syncer lets forwards gather after a round before it waits on the channel
+/// again: a writer sending to a syncer parked in `recv` pays a wake-up (a futex call) per
+/// forward, one sending while it lingers does not. It delays an index line by at most this.
+const LINGER: std::time::Duration = std::time::Duration::from_micros(200);
+
 fn syncer(mut sink: Sink, jobs: Receiver<Job>, reports: Sender<Report>) {
     let mut failed: Option<String> = None;
-    while let Ok(first) = jobs.recv() {
-        let mut batch = vec![first];
+    let mut batch = Vec::new();
+    loop {
         batch.extend(jobs.try_iter());
+        if batch.is_empty() {
+            match jobs.recv() {
+                Ok(first) => batch.push(first),
+                Err(_) => return,
+            }
+            batch.extend(jobs.try_iter());
+        }
         let bytes = batch.iter().filter_map(|j| j.entry.len).sum();
         let result = match &failed {
             Some(why) => Err(StoreError::Refused {
@@ -131,9 +143,11 @@ fn syncer(mut sink: Sink, jobs: Receiver<Job>, reports: Sender<Report>) {
             indexed,
             error,
         };
+        batch.clear();
         if reports.send(report).is_err() {
             return;
         }
+        std::thread::sleep(LINGER);
     }
 }
 
