@@ -21,9 +21,16 @@ fn python_with_numpy() -> bool {
 }
 
 fn record(root: &Path, run: &str, extra: &[&str]) -> std::process::Output {
+    record_with(root, run, &[], extra)
+}
+
+/// `somatize record FLAGS…` of the numpy example with `extra` arguments to the script.
+fn record_with(root: &Path, run: &str, flags: &[&str], extra: &[&str]) -> std::process::Output {
     let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/train_numpy.py");
     Command::new(env!("CARGO_BIN_EXE_somatize"))
-        .args(["record", "--store"])
+        .arg("record")
+        .args(flags)
+        .arg("--store")
         .arg(root)
         .args(["--run", run, "--every", "5", "--readings", "0.05", "--"])
         .args(["python3", example])
@@ -111,25 +118,11 @@ fn a_recording_without_fsync_reads_back_the_same() {
         return;
     }
     let root = temp_dir("py-nofsync");
-    let out = record(&root, "mlp", &["--steps", "6"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/train_numpy.py");
-    let out = Command::new(env!("CARGO_BIN_EXE_somatize"))
-        .args(["record", "--no-fsync", "--store"])
-        .arg(&root)
-        .args(["--run", "fast", "--every", "5", "--readings", "0.05", "--"])
-        .args(["python3", example, "--steps", "6"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    for (run, flags) in [("mlp", &[][..]), ("fast", &["--no-fsync"][..])] {
+        let out = record_with(&root, run, flags, &["--steps", "6"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "record {flags:?}: {err}");
+    }
     let store = Store::open(DirFs::new(&root)).unwrap();
     let read = |run: &str| -> Vec<(u64, Option<f64>, Vec<String>)> {
         let items: Vec<_> = store.scan(run).unwrap().map(Result::unwrap).collect();
