@@ -592,9 +592,9 @@ impl Runtime {
 /// Hands a key's values, in order, to a sink in chunks at most as long as asked.
 type Feed<'a> = dyn FnMut(usize, &mut dyn FnMut(Chunk<'_>)) + 'a;
 
-/// Copy a streamed tensor into one reused buffer a block at a time ([`crate::ops::engine::stream_len`]
-/// values, so that the result is the same as fed whole) and hand it on in chunks of at most
-/// `chunk_len` values while it is in cache.
+/// Copy a streamed tensor into one reused buffer a block at a time
+/// ([`crate::ops::engine::stream_len`] values, so that the result is the same as fed whole)
+/// and hand it on in chunks of at most `chunk_len` values while it is in cache.
 fn feed_stream(stream: &dyn F32Stream, chunk_len: usize, f: &mut dyn FnMut(Chunk<'_>)) {
     let total: usize = stream.shape().iter().product();
     let block = crate::ops::engine::stream_len(chunk_len);

@@ -156,8 +156,9 @@ fn tensor_from_js(item: &JsValue) -> Result<(String, JsTensor), JsError> {
 
 /// Tensors handed in from JS, as a source: each is copied into wasm memory only when a spec
 /// reads it, and dropped after its pass, so unselected tensors are never copied and at most
-/// one is held at a time; a float32 one is streamed in blocks instead, never held whole. Keys in sorted order, a later tensor replacing an earlier one of
-/// the same key (as [`crate::HookSource`]).
+/// one is held at a time; a float32 one is streamed in blocks instead, never held whole.
+/// Keys in sorted order, a later tensor replacing an earlier one of the same key (as
+/// [`crate::HookSource`]).
 struct JsTensors(std::collections::BTreeMap<String, JsTensor>);
 
 impl crate::TensorSource for JsTensors {
