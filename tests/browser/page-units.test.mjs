@@ -1,9 +1,10 @@
-// The page's pure helpers in Node: number formatting, the escaping of figure strings, the
-// decimation of long lines.
+// The page's helpers in Node: number formatting, the escaping of figure strings, the
+// decimation of long lines, and `draw` over stand-ins for the DOM and plotly (overlapping
+// drawings, a figure waiting below the window, a drawing that throws).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { duration, num, pct, shape } from "../../www/format.js";
-import { decimate, escapeText, safeFigure } from "../../www/figure.js";
+import { decimate, draw, escapeText, safeFigure } from "../../www/figure.js";
 
 test("numbers read short, and NaN and infinities are never hidden", () => {
   const cases = [
@@ -61,4 +62,74 @@ test("a long line is decimated to real points keeping every bucket's extremes an
   assert.deepEqual([z.x[0], z.x.at(-1), z.x.length], [39_999, 41_001, 1003]);
   // Few points: as they are.
   assert.deepEqual(decimate([1, 2, 3], [4, 5, 6]), { x: [1, 2, 3], y: [4, 5, 6] });
+});
+
+/**
+ * `draw` with stand-ins for the DOM and plotly: a container whose place on screen the test sets,
+ * an IntersectionObserver the test fires, and a `Plotly.react` that takes the data at once (as
+ * plotly does) and finishes when the test says.
+ */
+let observed = null; // figure.js makes one observer, the first time a figure waits
+function stage() {
+  const finishers = [];
+  globalThis.innerHeight = 800;
+  globalThis.addEventListener ??= () => {};
+  globalThis.IntersectionObserver = class {
+    constructor(callback) { observed = callback; }
+    observe() {}
+    unobserve() {}
+  };
+  globalThis.Plotly = {
+    react(el, data) {
+      el.data = data;
+      return new Promise((resolve, reject) => finishers.push({ resolve, reject }));
+    },
+    purge() {},
+  };
+  const container = { dataset: {}, top: 0, getBoundingClientRect() { return { width: 600, top: this.top, bottom: this.top + 300 }; } };
+  const tick = () => new Promise((r) => setTimeout(r, 0));
+  return { container, finishers, tick, intoView: () => observed([{ isIntersecting: true, target: container }]) };
+}
+
+const fig = (y) => ({ data: [{ type: "scatter", x: [0, 1], y: [y, y] }], layout: {} });
+
+test("overlapping drawings of one figure: the latest is what the figure says it shows", async () => {
+  const { container, finishers, tick } = stage();
+  const first = draw(container, fig(1));
+  const second = draw(container, fig(2));
+  await tick();
+  finishers[1].resolve();
+  await second;
+  finishers[0].resolve(); // the first drawing finishes last
+  await first;
+  assert.equal(container.somatizeKey, JSON.stringify(safeFigure(fig(2))), "got the first drawing's key");
+  assert.equal(container.dataset.drawn, "true");
+});
+
+test("a drawing that finishes while a newer figure waits below the window leaves it waiting", async () => {
+  const { container, finishers, tick } = stage();
+  const first = draw(container, fig(1));
+  container.top = 5000; // scrolled away
+  await draw(container, fig(3));
+  assert.equal(container.dataset.drawn, "waiting");
+  await tick();
+  finishers[0].resolve();
+  await first;
+  assert.equal(container.dataset.drawn, "waiting", "marked drawn while fig(3) was never drawn");
+});
+
+test("a waiting figure whose drawing throws is marked error, not left waiting", async () => {
+  const { container, finishers, tick, intoView } = stage();
+  container.top = 5000;
+  const failed = [];
+  await draw(container, fig(4), (e) => failed.push(e.message));
+  assert.equal(container.dataset.drawn, "waiting");
+  container.top = 0;
+  intoView();
+  await tick();
+  finishers[0].reject(new Error("plotly refused"));
+  await tick();
+  await tick();
+  assert.deepEqual(failed, ["plotly refused"]);
+  assert.equal(container.dataset.drawn, "error");
 });
