@@ -216,4 +216,16 @@ export const background = {
  * tests/browser/worker-trap.test.mjs makes the worker's wasm trap for real through it, to check
  * that a trap costs only the call that caused it.
  */
+/** Helper threads are Node's (pkg/helpers-node.js): here the core runs on one thread and this
+ * only checks its argument; it returns 0, the helpers there were. */
+export function setHelpers(n) {
+  if (!Number.isInteger(n) || n < 0) throw new Error(`helpers: ${n} is not a whole number >= 0`);
+  return 0;
+}
+
+/** No helper threads in the browser. */
+export function helperCounts() {
+  return { helpers: 0, running: 0, tensors: 0, blocks: 0 };
+}
+
 export const __testOnly = Object.freeze({ trapWorker: () => worker().post("__testTrapForReal") });

@@ -118,6 +118,13 @@ export interface TensorStats extends Stats {
 }
 /** Statistics of every tensor in a .npy/.npz/.pt/.safetensors file's bytes, {key: TensorStats}. */
 export function tensorStats(bytes: Uint8Array, name: string): Record<string, TensorStats>;
+/** How many worker threads (in Node; none in the browser) help observeTensors with a long float32 tensor (2^23
+ * values or more): by default one per core besides the calling thread, at most 7
+ * (SOMATIZE_HELPERS overrides it); 0 turns them off. Same bits with any number. Returns the
+ * count before. */
+export function setHelpers(n: number): number;
+/** The helper threads so far (blocks are of 2^20 values); all 0 in the browser. */
+export function helperCounts(): { helpers: number; running: number; tensors: number; blocks: number };
 /** Node only: the file at `path`, read straight into wasm memory a chunk at a time (the name
  * in errors and of a lone .npy's key defaults to the path). */
 export function tensorStats(path: string, name?: string): Record<string, TensorStats>;

@@ -2,16 +2,37 @@
 import { readFileSync, statSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { crc32 } from "node:zlib";
-import { initSync, StoreHandle, tensorStats as statsOfFile, tensorKeys, useHostCrc32 } from "./wasm/somatize.js";
+import { initSync, StoreHandle, tensorStats as statsOfFile, tensorKeys, useBlockHelpers, useHostCrc32 } from "./wasm/somatize.js";
+import { HelperPool } from "./helpers-node.js";
 import { folderSource, snapshotFile, httpRequester } from "./sources-node.js";
 import { httpSource, httpSnapshot } from "./sources.js";
 import { Store } from "./store.js";
 
-const wasm = initSync({ module: readFileSync(new URL("./wasm/somatize_bg.wasm", import.meta.url)) });
+const module = new WebAssembly.Module(readFileSync(new URL("./wasm/somatize_bg.wasm", import.meta.url)));
+const wasm = initSync({ module });
+// Worker threads that take blocks of a long float32 tensor in observeTensors (helpers-node.js);
+// started on the first such tensor, never keeping the process alive.
+const helpers = new HelperPool(module);
+useBlockHelpers(helpers);
 // Zip entries' CRC-32 by Node's zlib (carry-less multiply) where this Node has it (>= 20.15).
 if (typeof crc32 === "function") useHostCrc32(crc32);
 
 export * from "./api.js";
+
+/** How many worker threads help observeTensors with a long float32 tensor (2^23 values or more):
+ * by default one per core besides this thread, at most 7 (SOMATIZE_HELPERS overrides it); 0
+ * turns them off. Answers have the same bits with any number. Returns the count before. */
+export function setHelpers(n) {
+  const before = helpers.size;
+  helpers.resize(n);
+  return before;
+}
+
+/** The helper threads so far: {helpers (the count asked for), running, tensors (offered to
+ * them), blocks (of 2^20 values, done by them)}. */
+export function helperCounts() {
+  return { helpers: helpers.size, running: helpers.workers.length, ...helpers.counts };
+}
 export { Store, folderSource, snapshotFile };
 
 /** Shape, dtype and statistics of every tensor in a file: its bytes (Uint8Array) or, in Node,

@@ -1,6 +1,7 @@
 //! Observables, packs and the runtime that observes a step: eligibility, budget, one read per
 //! key and one pass per tensor; and the offline analyzer that takes the same path over files.
 
+use crate::ops::blocks::BlockHelpers;
 use crate::ops::{Batch, Chunk, OpError};
 use crate::registry::{self, Plan, RegistryError};
 use crate::sink::{SinkError, ValueSink};
@@ -432,9 +433,16 @@ impl Runtime {
         if work.customs.is_empty() {
             if let Some(stream) = source.stream_f32(key) {
                 let shape = stream.shape().to_vec();
-                self.reduce_key(key, &shape, &work.plans, across, obs, &mut |len, f| {
-                    feed_stream(stream, len, f)
-                });
+                let helped = source.helpers().map(|h| (stream, h));
+                self.reduce_key(
+                    key,
+                    &shape,
+                    &work.plans,
+                    across,
+                    obs,
+                    helped,
+                    &mut |len, f| feed_stream(stream, len, f),
+                );
                 return;
             }
         }
@@ -448,6 +456,7 @@ impl Runtime {
             &work.plans,
             across,
             obs,
+            None,
             &mut |len, f| crate::ops::for_each_native_chunk(&tensor.data, len, f),
         );
         for &i in &work.customs {
@@ -496,7 +505,9 @@ impl Runtime {
     }
 
     /// Feed one key's values (handed out by `feed` in chunks at most as long as asked) to the
-    /// plans on it and to the sets it is in, in one pass, and record the plans' values.
+    /// plans on it and to the sets it is in, in one pass, and record the plans' values. A
+    /// streamed tensor with helpers, in no set, is fed with their help when its plans allow.
+    #[allow(clippy::too_many_arguments)]
     fn reduce_key(
         &self,
         key: &str,
@@ -504,6 +515,7 @@ impl Runtime {
         plans: &[(usize, Plan)],
         across: &mut [Across],
         obs: &mut Observation,
+        helped: Option<(&dyn F32Stream, &dyn BlockHelpers)>,
         feed: &mut Feed<'_>,
     ) {
         let mut batch = Batch::new(shape);
@@ -515,14 +527,22 @@ impl Runtime {
             .iter()
             .map(|&j| across[j].batch.chunk_len())
             .fold(batch.chunk_len(), usize::min);
-        feed(len, &mut |chunk| {
-            if !slots.is_empty() {
-                batch.feed_chunk(chunk);
+        let fed = match helped {
+            Some((stream, helpers)) if feeding.is_empty() => {
+                crate::ops::blocks::feed_helped(key, stream, helpers, &mut batch)
             }
-            for &j in &feeding {
-                across[j].batch.feed_chunk(chunk);
-            }
-        });
+            _ => false,
+        };
+        if !fed {
+            feed(len, &mut |chunk| {
+                if !slots.is_empty() {
+                    batch.feed_chunk(chunk);
+                }
+                for &j in &feeding {
+                    across[j].batch.feed_chunk(chunk);
+                }
+            });
+        }
         for ((i, _), result) in slots.iter().zip(batch.finish()) {
             self.record(*i, key, shape, result, obs);
         }
@@ -650,7 +670,8 @@ mod tests {
     }
 
     /// A float32 tensor held in a plain vector, streamed out of it.
-    struct Held(Vec<f32>, Vec<usize>);
+    /// (and counts the values copied out).
+    struct Held(Vec<f32>, Vec<usize>, Cell<usize>);
 
     impl F32Stream for Held {
         fn shape(&self) -> &[usize] {
@@ -658,6 +679,7 @@ mod tests {
         }
         fn copy_f32(&self, start: usize, out: &mut [f32]) {
             out.copy_from_slice(&self.0[start..start + out.len()]);
+            self.2.set(self.2.get() + out.len());
         }
     }
 
@@ -706,7 +728,7 @@ mod tests {
         ] {
             let v = values(shape.iter().product(), seed);
             hook.put_f32(key, v.clone(), shape.clone()).unwrap();
-            streams.insert(key.to_string(), Held(v, shape));
+            streams.insert(key.to_string(), Held(v, shape, Cell::new(0)));
         }
         hook.put_loss(0.5);
         let streaming = StreamingSource {
@@ -771,5 +793,201 @@ mod tests {
             1,
             "only the loss is read whole"
         );
+    }
+
+    /// Helpers standing in for other threads: each time this thread claims a block, they
+    /// take one from the back (as `accumulate_block` elsewhere would), failing the blocks in
+    /// `fail`; `decline` refuses to start, `greedy` takes every block before this one claims.
+    #[derive(Default)]
+    struct StandIn {
+        values: BTreeMap<String, Vec<f32>>,
+        fail: Vec<usize>,
+        decline: bool,
+        greedy: bool,
+        job: std::cell::RefCell<Option<(String, crate::ops::blocks::BlockKind, usize, usize)>>,
+        front: Cell<usize>,
+        back: Cell<usize>,
+        started: Cell<usize>,
+    }
+
+    impl StandIn {
+        fn take_back(&self) -> bool {
+            let blocks = self.job.borrow().as_ref().map_or(0, |j| j.3);
+            let free = self.front.get() + (blocks - self.back.get()) < blocks;
+            if free {
+                self.back.set(self.back.get() - 1);
+            }
+            free
+        }
+    }
+
+    impl BlockHelpers for StandIn {
+        fn min_len(&self) -> usize {
+            1 << 21
+        }
+        fn start(
+            &self,
+            key: &str,
+            kind: crate::ops::blocks::BlockKind,
+            len: usize,
+            blocks: usize,
+        ) -> bool {
+            self.started.set(self.started.get() + 1);
+            *self.job.borrow_mut() = Some((key.to_string(), kind, len, blocks));
+            self.front.set(0);
+            self.back.set(blocks);
+            while self.greedy && self.take_back() {}
+            !self.decline
+        }
+        fn claim(&self) -> bool {
+            self.take_back_then_front()
+        }
+        fn finish(&self, first: usize) -> Vec<f64> {
+            while self.take_back() {}
+            let job = self.job.borrow();
+            let (key, kind, len, blocks) = job.as_ref().unwrap();
+            assert_eq!(first, self.front.get());
+            let v = &self.values[key];
+            let mut out = Vec::new();
+            for b in first..*blocks {
+                let part = &v[b * len..((b + 1) * len).min(v.len())];
+                let mut f = crate::ops::blocks::accumulate_block(*kind, part);
+                if self.fail.contains(&b) {
+                    f[0] = f64::NAN;
+                }
+                out.extend(f);
+            }
+            out
+        }
+    }
+
+    impl StandIn {
+        /// This thread's claim: a helper takes a block from the back first, then this
+        /// thread takes the next from the front if any is left.
+        fn take_back_then_front(&self) -> bool {
+            self.take_back();
+            let blocks = self.job.borrow().as_ref().map_or(0, |j| j.3);
+            let free = self.front.get() < self.back.get().min(blocks);
+            if free {
+                self.front.set(self.front.get() + 1);
+            }
+            free
+        }
+    }
+
+    /// A streaming source with stand-in helpers.
+    struct Helped {
+        inner: StreamingSource,
+        helpers: StandIn,
+    }
+
+    impl TensorSource for Helped {
+        fn list(&self) -> Result<Vec<String>, SourceError> {
+            self.inner.list()
+        }
+        fn read(&self, key: &str) -> Result<Cow<'_, TypedTensor>, SourceError> {
+            self.inner.read(key)
+        }
+        fn stream_f32(&self, key: &str) -> Option<&dyn F32Stream> {
+            self.inner.stream_f32(key)
+        }
+        fn helpers(&self) -> Option<&dyn BlockHelpers> {
+            Some(&self.helpers)
+        }
+    }
+
+    #[test]
+    fn blocks_taken_by_helpers_give_the_same_bits_as_one_thread() {
+        // 3.5 blocks of 2^20 values; the eight statistics (full moments), l2 alone (light)
+        // and, not helped, a spec that needs more than moments.
+        let n = (7 << 20) / 2;
+        let v = values(n, 9);
+        let mut hook = HookSource::new();
+        hook.put_f32("param.w", v.clone(), vec![n]).unwrap();
+        let eight = [
+            "mean",
+            "std",
+            "min",
+            "max",
+            "l1",
+            "l2",
+            "absmax",
+            "zero_fraction",
+        ];
+        let runtime = |reductions: &[&str]| {
+            let specs = reductions
+                .iter()
+                .map(|r| ObservableSpec::new("param", "w", r));
+            Runtime::new(specs.map(|s| Observable::builtin(s).unwrap()).collect()).unwrap()
+        };
+        let bits = |o: &Observation| {
+            let mut out: Vec<(String, Option<u64>)> = o
+                .values
+                .iter()
+                .map(|(id, v)| (id.clone(), v.as_scalar().map(f64::to_bits)))
+                .collect();
+            out.sort();
+            out
+        };
+        // Each case with the values this thread copies in for the eight and again for l2
+        // (blocks 0 and 1, every block, or none; the quantiles need every value here).
+        let cases: [(&str, StandIn, usize); 4] = [
+            ("one block each in turn", StandIn::default(), 2 << 20),
+            (
+                "blocks 3 and 2 failed by the helpers",
+                StandIn {
+                    fail: vec![2, 3],
+                    ..Default::default()
+                },
+                n,
+            ),
+            (
+                "helpers declined",
+                StandIn {
+                    decline: true,
+                    ..Default::default()
+                },
+                n,
+            ),
+            (
+                "helpers took every block",
+                StandIn {
+                    greedy: true,
+                    ..Default::default()
+                },
+                0,
+            ),
+        ];
+        for (case, helpers, here) in cases {
+            let inner = StreamingSource {
+                hook: Streaming {
+                    inner: hook.clone(),
+                    whole_reads: Cell::new(0),
+                },
+                streams: BTreeMap::from([(
+                    "param.w".to_string(),
+                    Held(v.clone(), vec![n], Cell::new(0)),
+                )]),
+            };
+            let mut source = Helped { inner, helpers };
+            source
+                .helpers
+                .values
+                .insert("param.w".to_string(), v.clone());
+            for reductions in [&eight[..], &["l2"], &["mean", "quantiles(0.5)"]] {
+                let r = runtime(reductions);
+                let want = r.observe(0, &hook);
+                let got = r.observe(0, &source);
+                assert!(got.failed.is_empty(), "{case}: {:?}", got.failed);
+                assert_eq!(bits(&got), bits(&want), "{case}, {reductions:?}");
+            }
+            let copied = source.inner.streams["param.w"].2.get();
+            assert_eq!(copied, 2 * here + n, "{case}: values copied in here");
+            let helped = source.helpers.started.get();
+            assert_eq!(
+                helped, 2,
+                "{case}: helpers asked for the eight and for l2 only"
+            );
+        }
     }
 }

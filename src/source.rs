@@ -55,6 +55,11 @@ pub trait TensorSource {
     fn stream_f32(&self, _key: &str) -> Option<&dyn F32Stream> {
         None
     }
+    /// Helpers on other threads that can take blocks of a streamed tensor (see
+    /// [`crate::ops::blocks`]), when the source has them; `None` to take every block here.
+    fn helpers(&self) -> Option<&dyn crate::ops::blocks::BlockHelpers> {
+        None
+    }
 }
 
 /// A float32 tensor copied out block by block (see [`TensorSource::stream_f32`]).

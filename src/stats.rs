@@ -465,6 +465,51 @@ impl Moments {
         self.finite += other.finite;
     }
 
+    /// How many numbers [`Moments::to_fields`] writes.
+    pub const FIELDS: usize = 13;
+
+    /// The accumulator as plain numbers (counts are exact up to 2^53; no shift is NaN), so
+    /// that one accumulated elsewhere (another wasm instance) can be handed back.
+    pub fn to_fields(&self) -> [f64; Self::FIELDS] {
+        [
+            self.count as f64,
+            self.nan as f64,
+            self.nonfinite as f64,
+            self.zeros as f64,
+            self.finite as f64,
+            self.shift.unwrap_or(f64::NAN),
+            self.sum,
+            self.sum_shifted,
+            self.sum_sq_shifted,
+            self.sum_abs,
+            self.sum_sq,
+            self.min,
+            self.max,
+        ]
+    }
+
+    /// An accumulator from [`Moments::to_fields`]; `None` when there are not
+    /// [`Moments::FIELDS`] numbers or a count is not a whole number in range.
+    pub fn from_fields(f: &[f64]) -> Option<Moments> {
+        let f: &[f64; Self::FIELDS] = f.try_into().ok()?;
+        let [count, nan, nonfinite, zeros, finite] = [f[0], f[1], f[2], f[3], f[4]].map(count_of);
+        Some(Moments {
+            count: count?,
+            nan: nan?,
+            nonfinite: nonfinite?,
+            zeros: zeros?,
+            finite: finite?,
+            shift: (!f[5].is_nan()).then_some(f[5]),
+            sum: f[6],
+            sum_shifted: f[7],
+            sum_sq_shifted: f[8],
+            sum_abs: f[9],
+            sum_sq: f[10],
+            min: f[11],
+            max: f[12],
+        })
+    }
+
     /// The statistics of everything pushed so far.
     pub fn finish(&self) -> Stats {
         let n = self.finite as f64;
@@ -486,6 +531,11 @@ impl Moments {
             zero_fraction: (self.count > 0).then(|| self.zeros as f64 / self.count as f64),
         }
     }
+}
+
+/// A count handed back as a float: a whole number from 0 to 2^53, else `None`.
+pub(crate) fn count_of(x: f64) -> Option<u64> {
+    (x >= 0.0 && x <= (1u64 << 53) as f64 && x.fract() == 0.0).then_some(x as u64)
 }
 
 /// The statistics of one slice, in one pass.
@@ -564,6 +614,30 @@ mod tests {
         for (x, y) in [(a.mean, b.mean), (a.std, b.std), (a.l1, b.l1), (a.l2, b.l2)] {
             let (x, y) = (x.unwrap(), y.unwrap());
             assert!((x - y).abs() <= 1e-12 * y.abs().max(1.0), "{x} vs {y}");
+        }
+    }
+
+    #[test]
+    fn an_accumulator_survives_its_fields_and_bad_fields_are_refused() {
+        let mut m = Moments::new();
+        m.push_slice(&[f32::NAN, 3.0, -1.5, 0.0, f32::INFINITY]);
+        let back = Moments::from_fields(&m.to_fields()).expect("its own fields");
+        assert_eq!(format!("{:?}", back.finish()), format!("{:?}", m.finish()));
+        let empty = Moments::from_fields(&Moments::new().to_fields()).expect("empty");
+        assert_eq!(empty.shift, None, "no shift travels as NaN");
+        let good = m.to_fields();
+        let mut bad: Vec<(&str, Vec<f64>)> = vec![("short", good[..12].to_vec())];
+        for (what, at, x) in [
+            ("negative", 0, -1.0),
+            ("fractional", 4, 2.5),
+            ("huge", 1, 1e300),
+        ] {
+            let mut f = good.to_vec();
+            f[at] = x;
+            bad.push((what, f));
+        }
+        for (what, f) in bad {
+            assert!(Moments::from_fields(&f).is_none(), "{what} count was taken");
         }
     }
 }

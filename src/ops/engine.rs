@@ -57,6 +57,39 @@ pub fn stream_len(chunk_len: usize) -> usize {
     }
 }
 
+/// Values per block of a long tensor, [`BLOCK`], for the helpers of [`super::blocks`].
+pub const BLOCK_LEN: usize = BLOCK;
+
+/// Which moment accumulator a block takes: full [`Moments`] or only [`SumSqAcc`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockKind {
+    Full,
+    Light,
+}
+
+impl BlockKind {
+    /// How many numbers a block's accumulator is handed back as.
+    pub fn fields(self) -> usize {
+        match self {
+            BlockKind::Full => Moments::FIELDS,
+            BlockKind::Light => SumSqAcc::FIELDS,
+        }
+    }
+}
+
+/// One block's accumulator, fresh and fed `values`, as plain numbers: what a batch of this
+/// kind computes for the block itself (see [`Batch::fold_block`]).
+pub fn accumulate_block(kind: BlockKind, values: &[f32]) -> Vec<f64> {
+    match kind {
+        BlockKind::Full => accumulate(values, &Moments::new, &|a, v| a.push_slice(v))
+            .to_fields()
+            .to_vec(),
+        BlockKind::Light => accumulate(values, &SumSqAcc::default, &|a, v| a.feed(v))
+            .to_fields()
+            .to_vec(),
+    }
+}
+
 /// Values each thread must have, at least, before another thread is started: below this,
 /// starting a thread (and waiting for it on a loaded machine) costs more than its share.
 #[cfg(not(target_arch = "wasm32"))]
@@ -477,6 +510,43 @@ impl Batch {
         }
         self.streams.iter_mut().for_each(|s| s.feed_typed(chunk));
         self.fed += chunk.len();
+    }
+
+    /// When this batch's values reach its accumulators only as blocks of [`BLOCK`] values
+    /// into one moment accumulator (every plan a moment-type reduction of the whole tensor),
+    /// the kind of that accumulator: its blocks can then be accumulated elsewhere and folded
+    /// in with [`Self::fold_block`]. `None` otherwise.
+    pub fn block_kind(&mut self) -> Option<BlockKind> {
+        let [stream] = self.streams.as_mut_slice() else {
+            return None;
+        };
+        if self.kept.is_some() || !stream.direct() {
+            return None;
+        }
+        stream.ready();
+        match stream.moments.as_ref()? {
+            MomentAcc::Full(_) => Some(BlockKind::Full),
+            MomentAcc::Light(_) => Some(BlockKind::Light),
+        }
+    }
+
+    /// Fold in the accumulator of the next block, `len` values accumulated elsewhere by
+    /// [`accumulate_block`] (the same as feeding the block here); `false`, and nothing
+    /// folded, when the fields are not of this batch's [`Self::block_kind`].
+    pub fn fold_block(&mut self, fields: &[f64], len: usize) -> bool {
+        let [stream] = self.streams.as_mut_slice() else {
+            return false;
+        };
+        let folded = match &mut stream.moments {
+            Some(MomentAcc::Full(m)) => Moments::from_fields(fields).map(|p| m[0].merge(&p)),
+            Some(MomentAcc::Light(m)) => SumSqAcc::from_fields(fields).map(|p| m[0].merge(&p)),
+            None => None,
+        };
+        if folded.is_some() {
+            stream.pos += len;
+            self.fed += len;
+        }
+        folded.is_some()
     }
 
     /// The value of every registered plan, in the order they were added.

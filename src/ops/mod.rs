@@ -1,5 +1,6 @@
 //! Transforms and reductions, and the engine that runs many of them over a tensor in one pass.
 
+pub mod blocks;
 pub mod engine;
 pub mod reductions;
 pub mod transforms;

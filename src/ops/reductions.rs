@@ -212,6 +212,26 @@ unsafe fn sum_sq_plain_avx2<T: Copy + Into<f64>>(values: &[T]) -> [f64; SQ_LANES
 }
 
 impl SumSqAcc {
+    /// How many numbers [`SumSqAcc::to_fields`] writes.
+    pub const FIELDS: usize = 3;
+
+    /// The accumulator as plain numbers (see [`crate::stats::Moments::to_fields`]).
+    pub fn to_fields(&self) -> [f64; Self::FIELDS] {
+        [self.seen as f64, self.finite as f64, self.sum_sq]
+    }
+
+    /// An accumulator from [`SumSqAcc::to_fields`]; `None` when malformed.
+    pub fn from_fields(f: &[f64]) -> Option<SumSqAcc> {
+        let &[seen, finite, sum_sq] = f else {
+            return None;
+        };
+        Some(SumSqAcc {
+            seen: crate::stats::count_of(seen)?,
+            finite: crate::stats::count_of(finite)?,
+            sum_sq,
+        })
+    }
+
     /// Fold in another accumulator's values.
     pub fn merge(&mut self, other: &SumSqAcc) {
         self.seen += other.seen;

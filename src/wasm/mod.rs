@@ -3,6 +3,7 @@
 //! One file per concept; this one holds the conversions they share.
 
 mod health;
+mod helpers;
 mod js_fs;
 mod observe;
 mod readback;
@@ -11,6 +12,7 @@ mod tensor;
 mod verdict;
 
 // The exported items, reachable as `somatize::wasm::…` (the wasm-bindgen tests call them).
+pub use helpers::*;
 pub use observe::*;
 pub use store::StoreHandle;
 pub use tensor::*;

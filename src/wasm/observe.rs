@@ -2,6 +2,7 @@
 
 use super::tensor::JsSource;
 use super::*;
+use crate::ops::blocks::{BlockHelpers, BlockKind};
 
 /// The 16-hex-char id of an observable spec given as a plain object.
 #[wasm_bindgen(js_name = specId)]
@@ -159,7 +160,10 @@ fn tensor_from_js(item: &JsValue) -> Result<(String, JsTensor), JsError> {
 /// one is held at a time; a float32 one is streamed in blocks instead, never held whole.
 /// Keys in sorted order, a later tensor replacing an earlier one of the same key (as
 /// [`crate::HookSource`]).
-struct JsTensors(std::collections::BTreeMap<String, JsTensor>);
+struct JsTensors(
+    std::collections::BTreeMap<String, JsTensor>,
+    Option<super::helpers::JsPool>,
+);
 
 impl crate::TensorSource for JsTensors {
     fn list(&self) -> Result<Vec<String>, crate::source::SourceError> {
@@ -194,6 +198,35 @@ impl crate::TensorSource for JsTensors {
     fn stream_f32(&self, key: &str) -> Option<&dyn crate::source::F32Stream> {
         let t = self.0.get(key)?;
         matches!(t.values, JsValues::F32(_)).then_some(t as &dyn crate::source::F32Stream)
+    }
+
+    fn helpers(&self) -> Option<&dyn BlockHelpers> {
+        self.1.as_ref().map(|_| self as &dyn BlockHelpers)
+    }
+}
+
+/// The pool's calls, for the tensor under a key.
+impl BlockHelpers for JsTensors {
+    fn min_len(&self) -> usize {
+        self.1.as_ref().map_or(usize::MAX, |p| p.min_len())
+    }
+
+    fn start(&self, key: &str, kind: BlockKind, block_len: usize, blocks: usize) -> bool {
+        let (Some(pool), Some(t)) = (&self.1, self.0.get(key)) else {
+            return false;
+        };
+        let JsValues::F32(values) = &t.values else {
+            return false;
+        };
+        pool.start(values, kind, block_len, blocks)
+    }
+
+    fn claim(&self) -> bool {
+        self.1.as_ref().is_some_and(|p| p.claim())
+    }
+
+    fn finish(&self, first: usize) -> Vec<f64> {
+        self.1.as_ref().map_or_else(Vec::new, |p| p.finish(first))
     }
 }
 
@@ -234,7 +267,7 @@ pub fn observe_tensors(
     let items = tensors
         .dyn_ref::<js_sys::Array>()
         .ok_or_else(|| JsError::new("tensors must be an array of {key, shape, values}"))?;
-    let mut source = JsTensors(Default::default());
+    let mut source = JsTensors(Default::default(), super::helpers::pool());
     for item in items.iter() {
         let (key, tensor) = tensor_from_js(&item)?;
         source.0.insert(key, tensor);

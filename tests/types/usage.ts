@@ -1,5 +1,5 @@
 // Type-checks the package's declarations (pkg/index.d.ts) against the way the README uses them; compiled with --noEmit only.
-import { openStore, background, specId, tensorStats, type Store, type IndexRow, type Fetched } from "somatize";
+import { openStore, background, specId, tensorStats, setHelpers, helperCounts, type Store, type IndexRow, type Fetched } from "somatize";
 
 async function main(path: string, bytes: Uint8Array): Promise<void> {
   const store: Store = await openStore(path, { name: "example" });
@@ -12,10 +12,12 @@ async function main(path: string, bytes: Uint8Array): Promise<void> {
   const stats = await background.tensorStats(bytes, "model.safetensors");
   const mean: number | undefined = stats["param.w"]?.mean;
   const sync = tensorStats(bytes, "x.npy");
+  const helpersBefore: number = setHelpers(0);
+  const { blocks }: { blocks: number } = helperCounts();
   const { bytes: read } = await store.stats();
   await store.refresh();
   await store.close();
-  console.log(writers, bad, loss, nodes, mean, sync, read, specId({ source: "param", selector: "w", reduction: "l2" }));
+  console.log(writers, bad, loss, nodes, mean, sync, read, helpersBefore, blocks, specId({ source: "param", selector: "w", reduction: "l2" }));
   // @ts-expect-error: options are one object, not a string
   await store.writers("mlp");
 }
