@@ -225,7 +225,7 @@ export function setHelpers(n) {
 
 /** No helper threads in the browser. */
 export function helperCounts() {
-  return { helpers: 0, running: 0, tensors: 0, blocks: 0 };
+  return { helpers: 0, running: 0, tensors: 0, blocks: 0, skips: 0 };
 }
 
 export const __testOnly = Object.freeze({ trapWorker: () => worker().post("__testTrapForReal") });

@@ -9,6 +9,7 @@ export const CONTROL = { taken: 0, theirs: 1, staged: 2, done: 3, progress: 4, c
 if (!isMainThread && workerData?.somatizeHelper) {
   const { initSync, accumulateBlock } = await import("./wasm/somatize.js");
   initSync({ module: workerData.somatizeHelper });
+  Atomics.add(workerData.ready, 0, 1);
   parentPort.on("message", (job) => {
     if (!help(job, accumulateBlock)) parentPort.postMessage({ broken: true });
   });

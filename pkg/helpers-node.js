@@ -33,8 +33,15 @@ export class HelperPool {
     this.workers = [];
     this.ring = null;
     this.job = null;
-    /** Tensors offered to the helpers, and blocks they did. */
-    this.counts = { tensors: 0, blocks: 0 };
+    /** Workers whose wasm is ready (each adds one; shared, since this thread may not return to
+     * its event loop between calls). */
+    this.ready = new Int32Array(new SharedArrayBuffer(4));
+    /** Tensors still to skip after helpers did not run beside this thread, and the next wait. */
+    this.skip = 0;
+    this.backoff = 0;
+    /** Tensors offered to the helpers, blocks they did, and times they were found not to run
+     * beside this thread (see judge). */
+    this.counts = { tensors: 0, blocks: 0, skips: 0 };
     /** Values a tensor must have before the helpers are asked (natively: 2^22 a thread). */
     this.minLen = 1 << 23;
   }
@@ -52,7 +59,7 @@ export class HelperPool {
 
   spawn() {
     while (this.workers.length < this.size) {
-      const w = new Worker(new URL("./helper-worker-node.js", import.meta.url), { workerData: { somatizeHelper: this.module } });
+      const w = new Worker(new URL("./helper-worker-node.js", import.meta.url), { workerData: { somatizeHelper: this.module, ready: this.ready } });
       const drop = () => {
         const i = this.workers.indexOf(w);
         if (i >= 0) this.workers.splice(i, 1);
@@ -75,6 +82,10 @@ export class HelperPool {
     if (this.size === 0) return false;
     this.spawn();
     if (this.workers.length === 0) return false;
+    if (this.skip > 0) {
+      this.skip -= 1;
+      return false;
+    }
     const fields = light ? FIELDS.light : FIELDS.full;
     const inPlace = values.buffer instanceof SharedArrayBuffer;
     const slots = inPlace ? 0 : this.slots;
@@ -82,7 +93,8 @@ export class HelperPool {
     const results = new Float64Array(new SharedArrayBuffer(8 * blocks * fields)).fill(NaN);
     const ring = inPlace ? null : this.ringOf(slots * blockLen);
     const total = values.length;
-    this.job = { values, blockLen, blocks, total, control, results, ring, slots, fields, mine: 0, staged: 0, began: performance.now() };
+    this.job = { values, blockLen, blocks, total, control, results, ring, slots, fields, mine: 0, staged: 0, began: performance.now(),
+      cpu: process.cpuUsage(), judged: Atomics.load(this.ready, 0) > 0 };
     const job = { control, results, values: inPlace ? values : null, ring, slots, light, fields, blockLen, blocks, total };
     for (const w of this.workers) w.postMessage(job);
     this.counts.tensors += 1;
@@ -120,6 +132,26 @@ export class HelperPool {
     }
   }
 
+  /** Whether the helpers ran beside this thread: the process's CPU time over the wall time of
+   * the tensor, which is about 1 + helpers when each had a core and about 1 when they only took
+   * turns with this thread on a busy machine (then they cost more than they save: their blocks
+   * are copied twice). If they did not (under 1 + helpers / 2), skip them for the next 4
+   * tensors, then 8, … up to 64, and try again. A tensor taken while no worker was ready yet,
+   * or in under 5 ms, is not judged. */
+  judge(j) {
+    const wall = performance.now() - j.began;
+    if (!j.judged || wall < 5) return;
+    const { user, system } = process.cpuUsage(j.cpu);
+    const parallel = (user + system) / 1000 / wall;
+    if (parallel >= 1 + this.workers.length / 2) {
+      this.backoff = 0;
+      return;
+    }
+    this.backoff = Math.min(Math.max(this.backoff * 2, 4), 64);
+    this.skip = this.backoff;
+    this.counts.skips += 1;
+  }
+
   /** Wait for the helpers' blocks (`first` on, first = the blocks this thread took); their
    * accumulators in block order, NaN-led where a helper did not finish one. A helper that makes
    * no progress for about two blocks' time (the machine has put it aside) is not waited for:
@@ -142,6 +174,7 @@ export class HelperPool {
     }
     Atomics.store(c, CONTROL.cancel, 1); // a helper waiting for a slot gives up
     Atomics.notify(c, CONTROL.staged);
+    this.judge(j);
     const flags = CONTROL.slots + j.slots;
     const out = new Float64Array((j.blocks - first) * j.fields).fill(NaN);
     for (let b = first; b < j.blocks; b++) {

@@ -124,7 +124,7 @@ export function tensorStats(bytes: Uint8Array, name: string): Record<string, Ten
  * count before. */
 export function setHelpers(n: number): number;
 /** The helper threads so far (blocks are of 2^20 values); all 0 in the browser. */
-export function helperCounts(): { helpers: number; running: number; tensors: number; blocks: number };
+export function helperCounts(): { helpers: number; running: number; tensors: number; blocks: number; skips: number };
 /** Node only: the file at `path`, read straight into wasm memory a chunk at a time (the name
  * in errors and of a lone .npy's key defaults to the path). */
 export function tensorStats(path: string, name?: string): Record<string, TensorStats>;

@@ -29,7 +29,8 @@ export function setHelpers(n) {
 }
 
 /** The helper threads so far: {helpers (the count asked for), running, tensors (offered to
- * them), blocks (of 2^20 values, done by them)}. */
+ * them), blocks (of 2^20 values, done by them), skips (times they were found not to run beside
+ * this thread, a busy machine, and were left out of the next few tensors)}. */
 export function helperCounts() {
   return { helpers: helpers.size, running: helpers.workers.length, ...helpers.counts };
 }

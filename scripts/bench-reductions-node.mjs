@@ -4,7 +4,7 @@
 // Float32Array on a SharedArrayBuffer (which the helpers read in place); and a single l2.
 // Medians of runs, after one call that starts the helpers, printed as JSON for
 // scripts/bench-reductions.sh. Usage: node scripts/bench-reductions-node.mjs [RUNS]
-import { observeTensors, setHelpers } from "../pkg/node.js";
+import { observeTensors, setHelpers, helperCounts } from "../pkg/node.js";
 
 const runs = Number(process.argv[2] ?? 5);
 const n = 64 << 20;
@@ -41,4 +41,6 @@ const eight_shared_s = median(() => observeTensors(tensors(shared), eight));
 const l2_s = median(() => observeTensors(tensors(values), [spec("l2")]));
 const same = JSON.stringify(observeTensors(tensors(shared), eight).values) === first;
 if (!same) throw new Error("the helpers changed the answer");
-console.log(JSON.stringify({ bytes: n * 4, helpers, eight_s, eight_1t_s, eight_shared_s, l2_s, l2_1t_s }));
+const counts = helperCounts();
+console.log(JSON.stringify({ bytes: n * 4, helpers, eight_s, eight_1t_s, eight_shared_s, l2_s, l2_1t_s,
+  tensors: counts.tensors, blocks: counts.blocks, skips: counts.skips }));

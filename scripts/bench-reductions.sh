@@ -53,7 +53,7 @@ for _ in range(rounds):
     rows.append({**{k: v for k, v in ours.items() if k.endswith("_s")}, **mine,
                  "wasm_eight": w["eight_s"], "wasm_l2": w["l2_s"], "wasm_eight_1t": w["eight_1t_s"],
                  "wasm_eight_shared": w["eight_shared_s"], "wasm_l2_1t": w["l2_1t_s"],
-                 "helpers": w["helpers"],
+                 "helpers": w["helpers"], "helped": (w["tensors"], w["blocks"], w["skips"]),
                  "threads": ours["threads"], "bytes": ours["bytes"]})
 t = lambda k: median([r[k] for r in rows])
 ratio = lambda num, den: median([r[num] / r[den] for r in rows])
@@ -85,4 +85,6 @@ print(f"wasm / native speed, l2:    {ratio('l2_s', 'wasm_l2'):.2f} default vs de
       f"{ratio('l2_1t_s', 'wasm_l2_1t'):.2f} one thread vs one thread")
 per_round = ", ".join("%.2f" % (r["eight_s"] / r["wasm_eight"]) for r in rows)
 print(f"wasm / native eight per round: {per_round}")
+helped = "; ".join("%d tensors, %d blocks, %d skips" % r["helped"] for r in rows)
+print(f"helpers per round (tensors offered, blocks of 2^20 they took, times left out on a busy machine): {helped}")
 PY

@@ -5,6 +5,7 @@ import test from "node:test";
 import assert from "node:assert/strict";
 import { observeTensors, setHelpers, helperCounts } from "somatize";
 import { useBlockHelpers } from "../../pkg/wasm/somatize.js";
+import { HelperPool } from "../../pkg/helpers-node.js";
 
 // 9.5 blocks of 2^20 values (over the helpers' 2^23 threshold), with zeros, a NaN and an inf.
 const n = (19 << 20) / 2;
@@ -44,6 +45,32 @@ test("with helpers a long tensor gives the same bits as on one thread, and they 
   } finally {
     setHelpers(before);
   }
+});
+
+test("helpers that only take turns with the calling thread are left out for a while", () => {
+  const pool = new HelperPool(null, 1);
+  pool.workers = [{}]; // one helper, never started: only judge() is exercised
+  const job = (wallMs, cpuMs) => {
+    const now = process.cpuUsage();
+    const cpu = { user: now.user - cpuMs * 1000, system: now.system };
+    return { began: performance.now() - wallMs, cpu, judged: true };
+  };
+  const cases = [
+    // [what, wall ms, CPU ms, skip wanted after]
+    ["ran beside it (1.9 cores busy)", 100, 190, 0],
+    ["took turns (1.0)", 100, 100, 4],
+    ["took turns again", 100, 100, 8],
+    ["ran beside it again", 100, 180, 0],
+    ["too short to judge", 2, 0, 0],
+  ];
+  for (const [what, wall, cpu, skip] of cases) {
+    pool.skip = 0;
+    pool.judge(job(wall, cpu));
+    assert.equal(pool.skip, skip, what);
+  }
+  pool.judge({ ...job(100, 100), judged: false });
+  assert.equal(pool.skip, 0, "no worker was ready: not judged");
+  assert.equal(pool.counts.skips, 2);
 });
 
 // Last in this file (each test file has its own process): it takes the package's pool away.
