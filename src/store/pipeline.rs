@@ -1,7 +1,7 @@
 //! Group commit for a writer: a syncer thread takes every forward written since its last
-//! round, syncs the pack(s) they are in (and the `packs/` folder when one is new), then
-//! appends their index lines in one write and syncs the index, while the caller goes on
-//! appending blobs to the pack.
+//! round, writes the bytes of theirs still pending (small blobs, see `pack.rs`) and syncs the
+//! pack(s) they are in (and the `packs/` folder when one is new), then appends their index
+//! lines in one write and syncs the index, while the caller goes on appending blobs.
 //!
 //! A round costs two fsyncs whatever it holds, so the more forwards arrive while one round
 //! runs, the less each pays. The invariant of the format holds: an index line is written only
@@ -11,18 +11,13 @@
 
 use super::error::{Result, StoreError};
 use super::index::IndexEntry;
+use super::pack::PackFile;
 use std::fs::File;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-
-/// An open pack and its path (for messages), shared by the writer and the syncer.
-pub struct PackFile {
-    pub file: File,
-    pub path: PathBuf,
-}
 
 /// A blob appended to a pack, waiting for its pack to be synced and its line written.
 pub struct Job {
@@ -67,25 +62,25 @@ fn io(p: &std::path::Path, op: &'static str) -> impl FnOnce(std::io::Error) -> S
     move |e| StoreError::io(p, op, e)
 }
 
-/// One round: sync each pack the batch is in, the folder if a pack is new, then append the
-/// lines and sync the index.
+/// One round: write what is pending of each pack the batch is in and sync it, sync the folder
+/// if a pack is new, then append the lines and sync the index.
 fn commit(sink: &mut Sink, batch: &[Job]) -> Result<()> {
-    if sink.durable {
-        let mut synced: Vec<&Arc<PackFile>> = Vec::new();
-        for job in batch {
-            if !synced.iter().any(|f| Arc::ptr_eq(f, &job.pack)) {
-                job.pack
-                    .file
-                    .sync_data()
-                    .map_err(io(&job.pack.path, "sync"))?;
-                synced.push(&job.pack);
-            }
+    let mut packs: Vec<&Arc<PackFile>> = Vec::new();
+    for job in batch {
+        if !packs.iter().any(|f| Arc::ptr_eq(f, &job.pack)) {
+            packs.push(&job.pack);
         }
-        if batch.iter().any(|j| j.fresh) {
-            File::open(&sink.packs_dir)
-                .and_then(|d| d.sync_all())
-                .map_err(io(&sink.packs_dir, "sync the folder"))?;
+    }
+    for pack in packs {
+        pack.write_pending()?;
+        if sink.durable {
+            pack.file.sync_data().map_err(io(&pack.path, "sync"))?;
         }
+    }
+    if sink.durable && batch.iter().any(|j| j.fresh) {
+        File::open(&sink.packs_dir)
+            .and_then(|d| d.sync_all())
+            .map_err(io(&sink.packs_dir, "sync the folder"))?;
     }
     // Each line exactly as `IndexEntry::to_line` gives it, into the reused buffer.
     sink.text.clear();
