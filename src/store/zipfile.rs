@@ -165,17 +165,19 @@ impl<W: Write> ZipWriter<W> {
         let pad = self.padding(LOCAL_LEN + name.len() as u64 + u64::from(zip64));
         let b = &mut self.bufs.buf;
         let start = b.len();
-        put32(b, LOCAL_SIG);
-        put16(b, if big { 45 } else { 20 });
-        put16(b, UTF8_FLAG);
-        put16(b, 0); // stored
-        put16(b, 0);
-        put16(b, DOS_DATE);
-        put32(b, crc);
-        put32(b, clamp32(size));
-        put32(b, clamp32(size));
-        put16(b, name.len() as u16);
-        put16(b, zip64 + pad as u16);
+        b.extend_from_slice(&packed::<{ LOCAL_LEN as usize }>(&[
+            &LOCAL_SIG.to_le_bytes(),
+            &(if big { 45u16 } else { 20 }).to_le_bytes(),
+            &UTF8_FLAG.to_le_bytes(),
+            &0u16.to_le_bytes(), // stored
+            &0u16.to_le_bytes(),
+            &DOS_DATE.to_le_bytes(),
+            &crc.to_le_bytes(),
+            &clamp32(size).to_le_bytes(),
+            &clamp32(size).to_le_bytes(),
+            &(name.len() as u16).to_le_bytes(),
+            &(zip64 + pad as u16).to_le_bytes(),
+        ]));
         b.extend_from_slice(name.as_bytes());
         if big {
             put16(b, 1);
@@ -259,6 +261,20 @@ impl<W: Write> ZipWriter<W> {
     }
 }
 
+/// `fields` back to back in an array of exactly `N` bytes (a fixed-size header built on the
+/// stack and appended in one copy; fields beyond `N` bytes are dropped, a shortfall is zeros).
+fn packed<const N: usize>(fields: &[&[u8]]) -> [u8; N] {
+    let mut h = [0u8; N];
+    let mut at = 0;
+    for f in fields {
+        if let Some(dst) = h.get_mut(at..at + f.len()) {
+            dst.copy_from_slice(f);
+        }
+        at += f.len();
+    }
+    h
+}
+
 /// Append an entry's central directory record to `cd`.
 fn central_record(cd: &mut Vec<u8>, e: &Written, name: &str) {
     let mut extra = Vec::new();
@@ -269,30 +285,30 @@ fn central_record(cd: &mut Vec<u8>, e: &Written, name: &str) {
     if e.offset >= MAX32 {
         put64(&mut extra, e.offset);
     }
-    put32(cd, CENTRAL_SIG);
-    put16(cd, (3 << 8) | 45);
-    put16(cd, if extra.is_empty() { 20 } else { 45 });
-    put16(cd, UTF8_FLAG);
-    put16(cd, 0);
-    put16(cd, 0);
-    put16(cd, DOS_DATE);
-    put32(cd, e.crc);
-    put32(cd, clamp32(e.size));
-    put32(cd, clamp32(e.size));
-    put16(cd, name.len() as u16);
-    put16(
-        cd,
-        if extra.is_empty() {
-            0
-        } else {
-            extra.len() as u16 + 4
-        },
-    );
-    put16(cd, 0);
-    put16(cd, 0);
-    put16(cd, 0);
-    put32(cd, 0o100644 << 16);
-    put32(cd, clamp32(e.offset));
+    let extra_len = if extra.is_empty() {
+        0
+    } else {
+        extra.len() as u16 + 4
+    };
+    cd.extend_from_slice(&packed::<CENTRAL_LEN>(&[
+        &CENTRAL_SIG.to_le_bytes(),
+        &((3u16 << 8) | 45).to_le_bytes(),
+        &(if extra.is_empty() { 20u16 } else { 45 }).to_le_bytes(),
+        &UTF8_FLAG.to_le_bytes(),
+        &0u16.to_le_bytes(),
+        &0u16.to_le_bytes(),
+        &DOS_DATE.to_le_bytes(),
+        &e.crc.to_le_bytes(),
+        &clamp32(e.size).to_le_bytes(),
+        &clamp32(e.size).to_le_bytes(),
+        &(name.len() as u16).to_le_bytes(),
+        &extra_len.to_le_bytes(),
+        &0u16.to_le_bytes(),
+        &0u16.to_le_bytes(),
+        &0u16.to_le_bytes(),
+        &(0o100644u32 << 16).to_le_bytes(),
+        &clamp32(e.offset).to_le_bytes(),
+    ]));
     cd.extend_from_slice(name.as_bytes());
     if !extra.is_empty() {
         put16(cd, 1);
