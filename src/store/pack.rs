@@ -28,19 +28,22 @@ pub struct Pending {
     pub broken: Option<String>,
 }
 
-/// An open pack and its path (for messages), shared by the writer and the syncer.
+/// An open pack, its path (for messages) and its name as index lines give it
+/// (`packs/<n>.pack`), shared by the writer and the syncer.
 pub struct PackFile {
     pub file: File,
     pub path: PathBuf,
+    pub name: String,
     pending: Mutex<Pending>,
 }
 
 impl PackFile {
     /// A pack open for appending, with nothing pending.
-    pub fn new(file: File, path: PathBuf) -> Self {
+    pub fn new(file: File, path: PathBuf, name: String) -> Self {
         PackFile {
             file,
             path,
+            name,
             pending: Mutex::new(Pending {
                 bytes: Vec::with_capacity(GATHER),
                 broken: None,

@@ -24,7 +24,64 @@ pub struct Job {
     pub pack: Arc<PackFile>,
     /// The pack was created for this blob: the `packs/` folder must be synced too.
     pub fresh: bool,
+    /// The index line's content but `blob`, which is the pack's name.
     pub entry: IndexEntry,
+}
+
+impl Job {
+    /// What a job holds of `entry`: all but its `blob` (not copied per forward).
+    pub fn entry_of(entry: &IndexEntry) -> IndexEntry {
+        IndexEntry {
+            error: entry.error.clone(),
+            fields: entry.fields.clone(),
+            blob: None,
+            ..*entry
+        }
+    }
+
+    /// The job's index line, exactly as [`IndexEntry::to_line`] gives it for the entry
+    /// naming the job's pack, appended to `out`.
+    fn line_into(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        let e = &self.entry;
+        let line = Line {
+            forward: e.forward,
+            written_us: e.written_us,
+            took_us: e.took_us,
+            broke: e.broke,
+            error: e.error.as_deref(),
+            fields: &e.fields,
+            blob: &self.pack.name,
+            offset: e.offset,
+            len: e.len,
+            crc32: e.crc32,
+        };
+        serde_json::to_writer(out, &line)
+    }
+}
+
+/// An index line with a blob, borrowed: serialises as [`IndexEntry`] does (same keys, same
+/// order, same omissions).
+#[derive(serde::Serialize)]
+struct Line<'a> {
+    forward: u64,
+    written_us: i64,
+    took_us: u64,
+    broke: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a str>,
+    #[serde(skip_serializing_if = "no_fields")]
+    fields: &'a super::index::FieldsOwned,
+    blob: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    offset: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    len: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    crc32: Option<u32>,
+}
+
+fn no_fields(f: &&super::index::FieldsOwned) -> bool {
+    f.0.is_empty()
 }
 
 /// What the syncer tells the writer after a round.
@@ -85,9 +142,10 @@ fn commit(sink: &mut Sink, batch: &[Job]) -> Result<()> {
     // Each line exactly as `IndexEntry::to_line` gives it, into the reused buffer.
     sink.text.clear();
     for job in batch {
-        serde_json::to_writer(&mut sink.text, &job.entry).map_err(|e| StoreError::Refused {
-            what: format!("index line of forward {}: {e}", job.entry.forward),
-        })?;
+        job.line_into(&mut sink.text)
+            .map_err(|e| StoreError::Refused {
+                what: format!("index line of forward {}: {e}", job.entry.forward),
+            })?;
         sink.text.push(b'\n');
     }
     sink.index
@@ -232,5 +290,51 @@ impl Drop for Pipeline {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::fact::{Field, Fields};
+    use std::borrow::Cow;
+
+    #[test]
+    fn a_job_writes_the_line_its_entry_gives() {
+        let path = std::env::temp_dir().join(format!("somatize-line-{}", std::process::id()));
+        let file = File::create(&path).unwrap();
+        let pack = Arc::new(PackFile::new(
+            file,
+            path.clone(),
+            "packs/000007.pack".into(),
+        ));
+        let fields = Fields(vec![
+            (Cow::Borrowed("loss.value"), Field::Num(0.25)),
+            ("loss.name".into(), Field::Text("a\"b".into())),
+            ("loss.inf".into(), Field::Num(f64::INFINITY)),
+        ]);
+        for (error, fields) in [(None, Fields::default()), (Some("fc1: boom"), fields)] {
+            let entry = IndexEntry {
+                forward: 12,
+                written_us: 1_764_500_000_123_456,
+                took_us: 834,
+                broke: error.is_some(),
+                error: error.map(str::to_string),
+                fields,
+                blob: Some(pack.name.clone()),
+                offset: Some(902_292),
+                len: Some(75_191),
+                crc32: Some(330_314_095),
+            };
+            let job = Job {
+                pack: pack.clone(),
+                fresh: false,
+                entry: Job::entry_of(&entry),
+            };
+            let mut out = Vec::new();
+            job.line_into(&mut out).unwrap();
+            assert_eq!(String::from_utf8(out).unwrap(), entry.to_line());
+        }
+        let _ = std::fs::remove_file(&path);
     }
 }

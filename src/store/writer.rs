@@ -292,7 +292,7 @@ impl Writer {
             pipe.submit(super::pipeline::Job {
                 pack: pack.file.clone(),
                 fresh,
-                entry: entry.clone(),
+                entry: super::pipeline::Job::entry_of(&entry),
             })?;
             let (forwards, bytes) = (pipe.depth(), self.window_bytes);
             self.index_ready(forwards, bytes)?;
@@ -407,8 +407,8 @@ impl Writer {
             let len = file.metadata().map_err(io(&path, "stat"))?.len();
             self.next_pack += 1;
             self.pack = Some(Pack {
-                name,
-                file: std::sync::Arc::new(PackFile::new(file, path)),
+                name: name.clone(),
+                file: std::sync::Arc::new(PackFile::new(file, path, name)),
                 len,
                 fresh: true,
             });
@@ -575,7 +575,7 @@ mod tests {
         ));
         std::fs::write(&path, vec![7u8; len]).unwrap();
         let file = OpenOptions::new().append(true).open(&path).unwrap();
-        let pack = PackFile::new(file, path.clone());
+        let pack = PackFile::new(file, path.clone(), "packs/000000.pack".into());
         pack.lock().unwrap().bytes.extend_from_slice(pending);
         (pack, path)
     }
