@@ -122,14 +122,17 @@ fn io(p: &std::path::Path, op: &'static str) -> impl FnOnce(std::io::Error) -> S
 /// One round: write what is pending of each pack the batch is in and sync it, sync the folder
 /// if a pack is new, then append the lines and sync the index.
 fn commit(sink: &mut Sink, batch: &[Job]) -> Result<()> {
-    let mut packs: Vec<&Arc<PackFile>> = Vec::new();
+    // Each pack and the end of the last of its blobs in the batch.
+    let mut packs: Vec<(&Arc<PackFile>, u64)> = Vec::new();
     for job in batch {
-        if !packs.iter().any(|f| Arc::ptr_eq(f, &job.pack)) {
-            packs.push(&job.pack);
+        let end = job.entry.offset.unwrap_or(0) + job.entry.len.unwrap_or(0);
+        match packs.iter_mut().find(|(f, _)| Arc::ptr_eq(f, &job.pack)) {
+            Some((_, upto)) => *upto = (*upto).max(end),
+            None => packs.push((&job.pack, end)),
         }
     }
-    for pack in packs {
-        pack.write_pending()?;
+    for (pack, upto) in packs {
+        pack.write_pending(upto)?;
         if sink.durable {
             pack.file.sync_data().map_err(io(&pack.path, "sync"))?;
         }
@@ -307,6 +310,7 @@ mod tests {
             file,
             path.clone(),
             "packs/000007.pack".into(),
+            0,
         ));
         let fields = Fields(vec![
             (Cow::Borrowed("loss.value"), Field::Num(0.25)),

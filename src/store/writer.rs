@@ -408,7 +408,7 @@ impl Writer {
             self.next_pack += 1;
             self.pack = Some(Pack {
                 name: name.clone(),
-                file: std::sync::Arc::new(PackFile::new(file, path, name)),
+                file: std::sync::Arc::new(PackFile::new(file, path, name, len)),
                 len,
                 fresh: true,
             });
@@ -431,11 +431,10 @@ impl Writer {
         let mut scratch = std::mem::take(&mut self.scratch);
         let keep = self.pipeline.is_some();
         let written = self.pack_for_next().and_then(|pack| {
-            let mut pending = pack.file.lock()?;
             let out = PackOut {
-                file: &pack.file.file,
-                gather: &mut pending.bytes,
+                pack: &pack.file,
                 keep,
+                direct: false,
             };
             let offset = pack.len;
             match blob::write_with(out, meta, rec, &mut scratch, crcs, Some(offset))
@@ -446,7 +445,7 @@ impl Writer {
                     Ok((pack.name.clone(), offset, len, crc))
                 }
                 Err(e) => {
-                    cut_off(&pack.file, &mut pending, offset, &e);
+                    pack.file.cut_off(&mut *pack.file.lock()?, offset, &e);
                     Err(io(&pack.file.path, "append to")(e))
                 }
             }
@@ -525,19 +524,6 @@ impl Drop for Writer {
     }
 }
 
-/// After a failed write of the blob starting at `offset`: when every byte before it reached
-/// the file, cut the file back to `offset` and drop the blob's pending bytes; otherwise bytes
-/// of earlier blobs are lost, so mark the pack broken and the syncer indexes none of them.
-fn cut_off(pack: &PackFile, pending: &mut super::pack::Pending, offset: u64, e: &std::io::Error) {
-    match pack.file.metadata() {
-        Ok(m) if m.len() >= offset => {
-            let _ = pack.file.set_len(offset);
-            pending.bytes.clear();
-        }
-        _ => pending.broken = Some(format!("a write failed: {e}")),
-    }
-}
-
 /// One more than the highest pack number in `packs` (0 when it has none): a writer reopened
 /// after a crash begins a new pack, so bytes a killed writer left unindexed stay unreferenced.
 fn next_pack_number(packs: &Path) -> Result<u64> {
@@ -561,48 +547,4 @@ fn remove_temporaries(blobs: &Path) -> Result<()> {
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn pack_of(len: usize, pending: &[u8]) -> (PackFile, PathBuf) {
-        let path = std::env::temp_dir().join(format!(
-            "somatize-cut-off-{}-{len}-{}.pack",
-            std::process::id(),
-            pending.len()
-        ));
-        std::fs::write(&path, vec![7u8; len]).unwrap();
-        let file = OpenOptions::new().append(true).open(&path).unwrap();
-        let pack = PackFile::new(file, path.clone(), "packs/000000.pack".into());
-        pack.lock().unwrap().bytes.extend_from_slice(pending);
-        (pack, path)
-    }
-
-    #[test]
-    fn a_failed_blob_is_cut_off_when_every_byte_before_it_reached_the_file() {
-        let (pack, path) = pack_of(100, b"part of the failed blob");
-        let e = std::io::Error::other("disk full");
-        cut_off(&pack, &mut pack.lock().unwrap(), 60, &e);
-        assert_eq!(std::fs::metadata(&path).unwrap().len(), 60);
-        let p = pack.lock().unwrap();
-        assert!(p.bytes.is_empty() && p.broken.is_none());
-        drop(p);
-        pack.write_pending().unwrap();
-        let _ = std::fs::remove_file(&path);
-    }
-
-    #[test]
-    fn a_failed_blob_after_lost_pending_bytes_breaks_the_pack() {
-        let (pack, path) = pack_of(100, b"an earlier blob, never written");
-        let e = std::io::Error::other("disk full");
-        cut_off(&pack, &mut pack.lock().unwrap(), 130, &e);
-        assert_eq!(std::fs::metadata(&path).unwrap().len(), 100);
-        assert!(pack.lock().unwrap().broken.is_some());
-        let err = pack.write_pending().unwrap_err();
-        assert!(err.to_string().contains("disk full"), "{err}");
-        assert_eq!(std::fs::metadata(&path).unwrap().len(), 100);
-        let _ = std::fs::remove_file(&path);
-    }
 }
