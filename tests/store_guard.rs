@@ -235,3 +235,39 @@ fn a_full_disk_under_a_pipelined_blob_is_an_error_by_flush_at_the_latest() {
         .collect();
     assert_eq!(got, [0], "the failed forward was indexed");
 }
+
+#[test]
+fn a_small_blob_lost_with_a_pipelined_write_is_never_indexed() {
+    if !dev_full() {
+        return;
+    }
+    let root = temp_dir("full-pending");
+    let mut r = Recorder::with_writer(&root, "r", "w")
+        .unwrap()
+        .pipelined(64)
+        .unwrap();
+    r.writer().set_pack_limit(1);
+    r.record(&forward(0, 1, 16)).unwrap();
+    r.flush().unwrap();
+    std::os::unix::fs::symlink("/dev/full", root.join("runs/r/w/packs/000001.pack")).unwrap();
+    // Forward 1 is small: it is accepted into the new pack and left pending for the syncer.
+    // Forward 2, in the same pack, is too large to gather: its write, with forward 1's bytes
+    // first (unless the syncer's went first), fails.
+    let mut errors = Vec::new();
+    errors.extend(r.record(&forward(1, 1, 16)).err());
+    r.writer().set_pack_limit(1 << 30);
+    errors.extend(r.record(&forward(2, 1, 100_000)).err());
+    errors.extend(r.flush().err());
+    assert!(
+        !errors.is_empty(),
+        "a write to a full disk was never reported"
+    );
+    drop(r);
+    let store = Store::open(DirFs::new(&root)).unwrap();
+    let got: Vec<u64> = store
+        .scan("r")
+        .unwrap()
+        .map(|i| i.unwrap().entry.forward)
+        .collect();
+    assert_eq!(got, [0], "a forward whose bytes were lost was indexed");
+}

@@ -298,3 +298,48 @@ fn a_1_1_store_reads_exports_and_is_continued_in_packs() {
         ["000000000002.npz"]
     );
 }
+
+/// The tensor size of forward `f` in the mixed test: mostly small (left pending for the
+/// syncer), some over the gathered size (64 KiB), some page-aligned (256 KiB and more).
+fn mixed_size(f: u64) -> usize {
+    match f % 7 {
+        3 => 20_000,
+        5 => 70_000,
+        _ => 16 + f as usize % 50,
+    }
+}
+
+#[test]
+fn a_pipelined_writer_lands_small_and_large_blobs_in_order() {
+    for durable in [false, true] {
+        let root = temp_dir("packs-mixed");
+        let mut r = Recorder::with_writer(&root, "r", "w").unwrap();
+        r.writer().durable = durable;
+        r.writer().set_pipeline(16).unwrap();
+        r.writer().set_pack_limit(600_000);
+        for f in 0..60 {
+            r.record(&forward(f, 2, mixed_size(f))).unwrap();
+            if f % 20 == 19 {
+                r.flush().unwrap();
+            }
+        }
+        drop(r);
+        let store = Store::open(DirFs::new(&root)).unwrap();
+        let mut at: std::collections::BTreeMap<String, u64> = Default::default();
+        for item in store.scan("r").unwrap() {
+            let e = item.unwrap().entry;
+            let pack = e.blob.clone().unwrap();
+            let next = at.entry(pack.clone()).or_default();
+            assert_eq!(e.offset, Some(*next), "{pack}: forward {}", e.forward);
+            *next += e.len.unwrap();
+            let b = store.fetch("r", "w", &e).unwrap();
+            let t = b.tensor("act.layer1").unwrap().unwrap();
+            let want = values(e.forward, 1, mixed_size(e.forward));
+            assert_eq!(t.data, TensorData::F32(want), "forward {}", e.forward);
+        }
+        assert!(at.len() > 2, "packs {at:?}");
+        for (name, len) in pack_lens(&root, "r") {
+            assert_eq!(Some(&len), at.get(&format!("packs/{name}")), "{name}");
+        }
+    }
+}

@@ -195,12 +195,14 @@ impl Serialize for KeysOf<'_> {
     }
 }
 
-/// Buffers a writer reuses from blob to blob (JSON text, an entry name, an `.npy` header).
-#[derive(Debug, Default)]
+/// Buffers a writer reuses from blob to blob (JSON text, an entry name, an `.npy` header, the
+/// zip writer's).
+#[derive(Default)]
 pub struct Scratch {
     json: Vec<u8>,
     name: String,
     header: Vec<u8>,
+    zip: zipfile::ZipBuffers,
 }
 
 /// Write a blob to `out`; returns its length and CRC-32.
@@ -232,11 +234,16 @@ pub fn write_with<W: Write, M: Serialize>(
     base: Option<u64>,
 ) -> std::io::Result<(W, u64, u32)> {
     let crcs = crcs.filter(|c| c.len() == rec.tensors.len());
-    let mut z = zipfile::ZipWriter::new(out);
+    let Scratch {
+        json,
+        name,
+        header,
+        zip,
+    } = scratch;
+    let mut z = zipfile::ZipWriter::with_buffers(out, std::mem::take(zip));
     if let Some(b) = base {
         z.set_base(b);
     }
-    let Scratch { json, name, header } = scratch;
     let mut add_json = |z: &mut zipfile::ZipWriter<W>, entry: &str, value: &dyn erased::Json| {
         json.clear();
         value.write_to(json)?;
@@ -277,7 +284,9 @@ pub fn write_with<W: Write, M: Serialize>(
             None => z.add(name, &[header, &t.data])?,
         }
     }
-    z.finish()
+    let (out, len, crc, bufs) = z.finish_keeping()?;
+    *zip = bufs;
+    Ok((out, len, crc))
 }
 
 /// A value serialised as JSON into a buffer, whatever its type (so one closure adds them all).

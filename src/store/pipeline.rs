@@ -1,7 +1,7 @@
 //! Group commit for a writer: a syncer thread takes every forward written since its last
-//! round, syncs the pack(s) they are in (and the `packs/` folder when one is new), then
-//! appends their index lines in one write and syncs the index, while the caller goes on
-//! appending blobs to the pack.
+//! round, writes the bytes of theirs still pending (small blobs, see `pack.rs`) and syncs the
+//! pack(s) they are in (and the `packs/` folder when one is new), then appends their index
+//! lines in one write and syncs the index, while the caller goes on appending blobs.
 //!
 //! A round costs two fsyncs whatever it holds, so the more forwards arrive while one round
 //! runs, the less each pays. The invariant of the format holds: an index line is written only
@@ -11,6 +11,7 @@
 
 use super::error::{Result, StoreError};
 use super::index::IndexEntry;
+use super::pack::PackFile;
 use std::fs::File;
 use std::io::Write;
 use std::path::PathBuf;
@@ -18,18 +19,69 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-/// An open pack and its path (for messages), shared by the writer and the syncer.
-pub struct PackFile {
-    pub file: File,
-    pub path: PathBuf,
-}
-
 /// A blob appended to a pack, waiting for its pack to be synced and its line written.
 pub struct Job {
     pub pack: Arc<PackFile>,
     /// The pack was created for this blob: the `packs/` folder must be synced too.
     pub fresh: bool,
+    /// The index line's content but `blob`, which is the pack's name.
     pub entry: IndexEntry,
+}
+
+impl Job {
+    /// What a job holds of `entry`: all but its `blob` (not copied per forward).
+    pub fn entry_of(entry: &IndexEntry) -> IndexEntry {
+        IndexEntry {
+            error: entry.error.clone(),
+            fields: entry.fields.clone(),
+            blob: None,
+            ..*entry
+        }
+    }
+
+    /// The job's index line, exactly as [`IndexEntry::to_line`] gives it for the entry
+    /// naming the job's pack, appended to `out`.
+    fn line_into(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        let e = &self.entry;
+        let line = Line {
+            forward: e.forward,
+            written_us: e.written_us,
+            took_us: e.took_us,
+            broke: e.broke,
+            error: e.error.as_deref(),
+            fields: &e.fields,
+            blob: &self.pack.name,
+            offset: e.offset,
+            len: e.len,
+            crc32: e.crc32,
+        };
+        serde_json::to_writer(out, &line)
+    }
+}
+
+/// An index line with a blob, borrowed: serialises as [`IndexEntry`] does (same keys, same
+/// order, same omissions).
+#[derive(serde::Serialize)]
+struct Line<'a> {
+    forward: u64,
+    written_us: i64,
+    took_us: u64,
+    broke: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a str>,
+    #[serde(skip_serializing_if = "no_fields")]
+    fields: &'a super::index::FieldsOwned,
+    blob: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    offset: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    len: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    crc32: Option<u32>,
+}
+
+fn no_fields(f: &&super::index::FieldsOwned) -> bool {
+    f.0.is_empty()
 }
 
 /// What the syncer tells the writer after a round.
@@ -67,32 +119,36 @@ fn io(p: &std::path::Path, op: &'static str) -> impl FnOnce(std::io::Error) -> S
     move |e| StoreError::io(p, op, e)
 }
 
-/// One round: sync each pack the batch is in, the folder if a pack is new, then append the
-/// lines and sync the index.
+/// One round: write what is pending of each pack the batch is in and sync it, sync the folder
+/// if a pack is new, then append the lines and sync the index.
 fn commit(sink: &mut Sink, batch: &[Job]) -> Result<()> {
-    if sink.durable {
-        let mut synced: Vec<&Arc<PackFile>> = Vec::new();
-        for job in batch {
-            if !synced.iter().any(|f| Arc::ptr_eq(f, &job.pack)) {
-                job.pack
-                    .file
-                    .sync_data()
-                    .map_err(io(&job.pack.path, "sync"))?;
-                synced.push(&job.pack);
-            }
+    // Each pack and the end of the last of its blobs in the batch.
+    let mut packs: Vec<(&Arc<PackFile>, u64)> = Vec::new();
+    for job in batch {
+        let end = job.entry.offset.unwrap_or(0) + job.entry.len.unwrap_or(0);
+        match packs.iter_mut().find(|(f, _)| Arc::ptr_eq(f, &job.pack)) {
+            Some((_, upto)) => *upto = (*upto).max(end),
+            None => packs.push((&job.pack, end)),
         }
-        if batch.iter().any(|j| j.fresh) {
-            File::open(&sink.packs_dir)
-                .and_then(|d| d.sync_all())
-                .map_err(io(&sink.packs_dir, "sync the folder"))?;
+    }
+    for (pack, upto) in packs {
+        pack.write_pending(upto)?;
+        if sink.durable {
+            pack.file.sync_data().map_err(io(&pack.path, "sync"))?;
         }
+    }
+    if sink.durable && batch.iter().any(|j| j.fresh) {
+        File::open(&sink.packs_dir)
+            .and_then(|d| d.sync_all())
+            .map_err(io(&sink.packs_dir, "sync the folder"))?;
     }
     // Each line exactly as `IndexEntry::to_line` gives it, into the reused buffer.
     sink.text.clear();
     for job in batch {
-        serde_json::to_writer(&mut sink.text, &job.entry).map_err(|e| StoreError::Refused {
-            what: format!("index line of forward {}: {e}", job.entry.forward),
-        })?;
+        job.line_into(&mut sink.text)
+            .map_err(|e| StoreError::Refused {
+                what: format!("index line of forward {}: {e}", job.entry.forward),
+            })?;
         sink.text.push(b'\n');
     }
     sink.index
@@ -237,5 +293,52 @@ impl Drop for Pipeline {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::fact::{Field, Fields};
+    use std::borrow::Cow;
+
+    #[test]
+    fn a_job_writes_the_line_its_entry_gives() {
+        let path = std::env::temp_dir().join(format!("somatize-line-{}", std::process::id()));
+        let file = File::create(&path).unwrap();
+        let pack = Arc::new(PackFile::new(
+            file,
+            path.clone(),
+            "packs/000007.pack".into(),
+            0,
+        ));
+        let fields = Fields(vec![
+            (Cow::Borrowed("loss.value"), Field::Num(0.25)),
+            ("loss.name".into(), Field::Text("a\"b".into())),
+            ("loss.inf".into(), Field::Num(f64::INFINITY)),
+        ]);
+        for (error, fields) in [(None, Fields::default()), (Some("fc1: boom"), fields)] {
+            let entry = IndexEntry {
+                forward: 12,
+                written_us: 1_764_500_000_123_456,
+                took_us: 834,
+                broke: error.is_some(),
+                error: error.map(str::to_string),
+                fields,
+                blob: Some(pack.name.clone()),
+                offset: Some(902_292),
+                len: Some(75_191),
+                crc32: Some(330_314_095),
+            };
+            let job = Job {
+                pack: pack.clone(),
+                fresh: false,
+                entry: Job::entry_of(&entry),
+            };
+            let mut out = Vec::new();
+            job.line_into(&mut out).unwrap();
+            assert_eq!(String::from_utf8(out).unwrap(), entry.to_line());
+        }
+        let _ = std::fs::remove_file(&path);
     }
 }

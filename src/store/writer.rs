@@ -13,10 +13,10 @@ use super::fact::Fields;
 use super::format::{self, FormatFile};
 use super::index::{IndexEntry, IndexLine};
 use super::names;
-use super::pipeline::PackFile;
+use super::pack::{PackFile, PackOut};
 use super::reading::{ExitRecord, Reading};
 use std::fs::{File, OpenOptions};
-use std::io::{IoSlice, Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 /// Microseconds since the Unix epoch, this machine's clock.
@@ -107,48 +107,6 @@ pub const PACK_LIMIT: u64 = 1 << 30;
 /// The most payload bytes a pipelined writer has in flight (written, not yet indexed).
 pub const WINDOW_BYTES: u64 = 64 << 20;
 
-/// How many bytes of small writes a blob gathers before they go out in one system call.
-const GATHER: usize = 64 << 10;
-
-/// Appends to a pack through a reused buffer: small writes (headers, JSON) are gathered, and a
-/// large one (a tensor) goes out together with what was gathered in one `writev`.
-struct PackOut<'a> {
-    file: &'a File,
-    gather: &'a mut Vec<u8>,
-}
-
-impl Write for PackOut<'_> {
-    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
-        while !self.gather.is_empty() && self.gather.len() + data.len() > GATHER {
-            let held = self.gather.len();
-            let n = self
-                .file
-                .write_vectored(&[IoSlice::new(self.gather), IoSlice::new(data)])?;
-            if n == 0 {
-                return Err(std::io::ErrorKind::WriteZero.into());
-            }
-            if n > held {
-                self.gather.clear();
-                return Ok(n - held);
-            }
-            self.gather.drain(..n);
-        }
-        if self.gather.len() + data.len() <= GATHER {
-            self.gather.extend_from_slice(data);
-            return Ok(data.len());
-        }
-        self.file.write(data)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        let gathered = std::mem::take(self.gather);
-        let result = self.file.write_all(&gathered);
-        *self.gather = gathered;
-        self.gather.clear();
-        result
-    }
-}
-
 /// The pack a writer appends to.
 struct Pack {
     /// `packs/<n>.pack`, as index lines name it.
@@ -176,8 +134,7 @@ pub struct Writer {
     last_accepted: Option<u64>,
     written: u64,
     pipeline: Option<super::pipeline::Pipeline>,
-    /// Buffers reused from forward to forward: small writes gathered, blob JSON and headers.
-    gather: Vec<u8>,
+    /// Buffers reused from forward to forward: blob JSON and headers.
     scratch: blob::Scratch,
     /// Whether to fsync blobs, folders and lines (on by default; off for scratch runs and
     /// benchmarks: `somatize record --no-fsync`).
@@ -240,7 +197,6 @@ impl Writer {
             last_accepted: last_forward,
             written: 0,
             pipeline: None,
-            gather: Vec::with_capacity(GATHER),
             scratch: blob::Scratch::default(),
             durable: true,
         })
@@ -336,7 +292,7 @@ impl Writer {
             pipe.submit(super::pipeline::Job {
                 pack: pack.file.clone(),
                 fresh,
-                entry: entry.clone(),
+                entry: super::pipeline::Job::entry_of(&entry),
             })?;
             let (forwards, bytes) = (pipe.depth(), self.window_bytes);
             self.index_ready(forwards, bytes)?;
@@ -451,8 +407,8 @@ impl Writer {
             let len = file.metadata().map_err(io(&path, "stat"))?.len();
             self.next_pack += 1;
             self.pack = Some(Pack {
-                name,
-                file: std::sync::Arc::new(PackFile { file, path }),
+                name: name.clone(),
+                file: std::sync::Arc::new(PackFile::new(file, path, name, len)),
                 len,
                 fresh: true,
             });
@@ -463,23 +419,22 @@ impl Writer {
     }
 
     /// Append a blob to the pack; returns the pack's name, the blob's offset, length and
-    /// CRC-32. On a failed write the partial blob is cut off (as far as the disk allows) and
-    /// the pack is left: the next blob begins a new one.
+    /// CRC-32. Pipelined, a small blob may stay pending for the syncer to write (see
+    /// `pack.rs`). On a failed write the partial blob is cut off (as far as the disk allows)
+    /// and the pack is left: the next blob begins a new one.
     fn write_blob(
         &mut self,
         meta: &MetaRef<'_>,
         rec: &ForwardRecord<'_>,
         crcs: Option<&[u32]>,
     ) -> Result<(String, u64, u64, u32)> {
-        let (mut gather, mut scratch) = (
-            std::mem::take(&mut self.gather),
-            std::mem::take(&mut self.scratch),
-        );
-        gather.clear();
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let keep = self.pipeline.is_some();
         let written = self.pack_for_next().and_then(|pack| {
             let out = PackOut {
-                file: &pack.file.file,
-                gather: &mut gather,
+                pack: &pack.file,
+                keep,
+                direct: false,
             };
             let offset = pack.len;
             match blob::write_with(out, meta, rec, &mut scratch, crcs, Some(offset))
@@ -490,12 +445,12 @@ impl Writer {
                     Ok((pack.name.clone(), offset, len, crc))
                 }
                 Err(e) => {
-                    let _ = pack.file.file.set_len(offset);
+                    pack.file.cut_off(&mut *pack.file.lock()?, offset, &e);
                     Err(io(&pack.file.path, "append to")(e))
                 }
             }
         });
-        (self.gather, self.scratch) = (gather, scratch);
+        self.scratch = scratch;
         if written.is_err() {
             // The pack is left: the next blob begins a new one.
             self.pack = None;

@@ -29,15 +29,31 @@ struct Written {
     offset: u64,
 }
 
+/// The buffers of a [`ZipWriter`], kept from archive to archive so that writing one allocates
+/// nothing once they have grown ([`ZipWriter::with_buffers`], [`ZipWriter::finish_keeping`]).
+#[derive(Default)]
+pub struct ZipBuffers {
+    /// Bytes emitted and not yet hashed or handed to the output.
+    buf: Vec<u8>,
+    entries: Vec<Written>,
+    /// Every entry's name, back to back.
+    names: String,
+}
+
 /// A zip writer over any `Write`, with every entry stored; it tracks the CRC-32 of every
 /// byte it emits, so the archive's own checksum comes for free.
+///
+/// Headers, names and small entries are gathered in a buffer and hashed into the archive's
+/// CRC in one pass when the buffer goes out (when it is full, before a large entry's bytes,
+/// and at the end): a small archive costs one CRC pass and one `write_all` of the whole
+/// archive. A large entry's bytes go straight to the output and its CRC is combined in.
 pub struct ZipWriter<W: Write> {
     out: W,
+    /// Bytes emitted so far (handed to the output or in the buffer).
     offset: u64,
+    /// The CRC-32 of the bytes handed to the output.
     file_crc: crc32fast::Hasher,
-    entries: Vec<Written>,
-    /// Every entry's name, back to back (one allocation for the archive, not one per entry).
-    names: String,
+    bufs: ZipBuffers,
     /// Where the archive starts in the file it goes to, when entries may be page-aligned.
     base: Option<u64>,
     /// The next entry's content byte to land on a page boundary of that file, if any.
@@ -66,12 +82,19 @@ fn clamp32(v: u64) -> u32 {
 impl<W: Write> ZipWriter<W> {
     /// A writer emitting to `out`.
     pub fn new(out: W) -> Self {
+        Self::with_buffers(out, ZipBuffers::default())
+    }
+
+    /// A writer emitting to `out`, reusing buffers an earlier writer left.
+    pub fn with_buffers(out: W, mut bufs: ZipBuffers) -> Self {
+        bufs.buf.clear();
+        bufs.entries.clear();
+        bufs.names.clear();
         ZipWriter {
             out,
             offset: 0,
             file_crc: crc32fast::Hasher::new(),
-            entries: Vec::with_capacity(8),
-            names: String::with_capacity(256),
+            bufs,
             base: None,
             align_at: None,
         }
@@ -104,10 +127,21 @@ impl<W: Write> ZipWriter<W> {
         6 + (PAGE - at % PAGE) % PAGE
     }
 
-    fn emit(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        self.out.write_all(bytes)?;
-        self.file_crc.update(bytes);
-        self.offset += bytes.len() as u64;
+    /// Hash the buffer into the archive's CRC and hand it to the output.
+    fn send(&mut self) -> std::io::Result<()> {
+        if !self.bufs.buf.is_empty() {
+            self.file_crc.update(&self.bufs.buf);
+            self.out.write_all(&self.bufs.buf)?;
+            self.bufs.buf.clear();
+        }
+        Ok(())
+    }
+
+    /// Send the buffer once it holds [`SMALL_ENTRY`] bytes or more.
+    fn send_if_full(&mut self) -> std::io::Result<()> {
+        if self.bufs.buf.len() >= SMALL_ENTRY as usize {
+            self.send()?;
+        }
         Ok(())
     }
 
@@ -115,13 +149,49 @@ impl<W: Write> ZipWriter<W> {
     pub fn add(&mut self, name: &str, parts: &[&[u8]]) -> std::io::Result<()> {
         let mut entry_crc = crc32fast::Hasher::new();
         let mut size = 0u64;
-        for p in parts {
+        for p in parts.iter().filter(|p| !p.is_empty()) {
             entry_crc.update(p);
             size += p.len() as u64;
         }
         self.add_with(name, size, entry_crc, &mut |out| {
             parts.iter().try_for_each(|p| out.write_all(p))
         })
+    }
+
+    /// Emit an entry's local header (with zip64 sizes and alignment padding as needed).
+    fn local_header(&mut self, name: &str, size: u64, crc: u32) {
+        let big = size >= MAX32;
+        let zip64 = if big { 20u16 } else { 0 };
+        let pad = self.padding(LOCAL_LEN + name.len() as u64 + u64::from(zip64));
+        let b = &mut self.bufs.buf;
+        let start = b.len();
+        b.extend_from_slice(&packed::<{ LOCAL_LEN as usize }>(&[
+            &LOCAL_SIG.to_le_bytes(),
+            &(if big { 45u16 } else { 20 }).to_le_bytes(),
+            &UTF8_FLAG.to_le_bytes(),
+            &0u16.to_le_bytes(), // stored
+            &0u16.to_le_bytes(),
+            &DOS_DATE.to_le_bytes(),
+            &crc.to_le_bytes(),
+            &clamp32(size).to_le_bytes(),
+            &clamp32(size).to_le_bytes(),
+            &(name.len() as u16).to_le_bytes(),
+            &(zip64 + pad as u16).to_le_bytes(),
+        ]));
+        b.extend_from_slice(name.as_bytes());
+        if big {
+            put16(b, 1);
+            put16(b, 16);
+            put64(b, size);
+            put64(b, size);
+        }
+        if pad > 0 {
+            put16(b, ALIGN_EXTRA_ID);
+            put16(b, pad as u16 - 4);
+            put16(b, PAGE as u16);
+            b.resize(b.len() + pad as usize - 6, 0);
+        }
+        self.offset += (b.len() - start) as u64;
     }
 
     /// Add an entry of `size` bytes whose CRC-32 state is `entry_crc`, its content written by
@@ -134,173 +204,172 @@ impl<W: Write> ZipWriter<W> {
         body: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>,
     ) -> std::io::Result<()> {
         let crc = entry_crc.clone().finalize();
-        let big = size >= MAX32;
-        let zip64 = if big { 20u16 } else { 0 };
-        let pad = self.padding(LOCAL_LEN + name.len() as u64 + u64::from(zip64));
-        let mut h = [0u8; LOCAL_LEN as usize];
-        let fields: [&[u8]; 11] = [
-            &LOCAL_SIG.to_le_bytes(),
-            &(if big { 45u16 } else { 20 }).to_le_bytes(),
-            &UTF8_FLAG.to_le_bytes(),
-            &0u16.to_le_bytes(), // stored
-            &0u16.to_le_bytes(),
-            &DOS_DATE.to_le_bytes(),
-            &crc.to_le_bytes(),
-            &clamp32(size).to_le_bytes(),
-            &clamp32(size).to_le_bytes(),
-            &(name.len() as u16).to_le_bytes(),
-            &(zip64 + pad as u16).to_le_bytes(),
-        ];
-        let mut at = 0;
-        for f in fields {
-            h[at..at + f.len()].copy_from_slice(f);
-            at += f.len();
-        }
         let offset = self.offset;
-        self.emit(&h)?;
-        self.emit(name.as_bytes())?;
-        if big {
-            let mut extra = [0u8; 20];
-            extra[..2].copy_from_slice(&1u16.to_le_bytes());
-            extra[2..4].copy_from_slice(&16u16.to_le_bytes());
-            extra[4..12].copy_from_slice(&size.to_le_bytes());
-            extra[12..].copy_from_slice(&size.to_le_bytes());
-            self.emit(&extra)?;
-        }
-        if pad > 0 {
-            let mut block = [0u8; 6 + PAGE as usize];
-            block[..2].copy_from_slice(&ALIGN_EXTRA_ID.to_le_bytes());
-            block[2..4].copy_from_slice(&(pad as u16 - 4).to_le_bytes());
-            block[4..6].copy_from_slice(&(PAGE as u16).to_le_bytes());
-            self.emit(block.get(..pad as usize).unwrap_or_default())?;
-        }
-        // A small entry's bytes are hashed into the archive's CRC as they go out: cheaper
-        // than combining its CRC in (a combine costs microseconds whatever the length).
+        self.local_header(name, size, crc);
+        // A small entry's bytes join the buffer and are hashed with it: cheaper than
+        // combining its CRC in (a combine costs microseconds whatever the length).
         let small = size <= SMALL_ENTRY;
-        let mut counter = Counting {
-            out: &mut self.out,
-            n: 0,
-            crc: small.then_some(&mut self.file_crc),
+        if !small {
+            self.send()?;
+        }
+        let written = if small {
+            counted(&mut self.bufs.buf, body)?
+        } else {
+            counted(&mut self.out, body)?
         };
-        body(&mut counter)?;
-        if counter.n != size {
+        if written != size {
             return Err(std::io::Error::other(format!(
-                "zip entry {name}: {} bytes written, {size} declared",
-                counter.n
+                "zip entry {name}: {written} bytes written, {size} declared"
             )));
         }
         self.offset += size;
         if !small {
             self.file_crc.combine(&entry_crc);
         }
-        let start = self.names.len();
-        self.names.push_str(name);
-        self.entries.push(Written {
-            name: start..self.names.len(),
+        let start = self.bufs.names.len();
+        self.bufs.names.push_str(name);
+        self.bufs.entries.push(Written {
+            name: start..self.bufs.names.len(),
             crc,
             size,
             offset,
         });
-        Ok(())
+        self.send_if_full()
     }
 
     /// Write the central directory; returns the output, the archive length and its CRC-32.
-    pub fn finish(mut self) -> std::io::Result<(W, u64, u32)> {
+    pub fn finish(self) -> std::io::Result<(W, u64, u32)> {
+        self.finish_keeping()
+            .map(|(out, len, crc, _)| (out, len, crc))
+    }
+
+    /// [`Self::finish`], also handing back the buffers for the next archive.
+    pub fn finish_keeping(mut self) -> std::io::Result<(W, u64, u32, ZipBuffers)> {
         let cd_start = self.offset;
-        let mut cd = Vec::with_capacity(
-            self.entries.len() * (CENTRAL_LEN + 28) + self.names.len() + 22 + 76,
-        );
-        for e in &self.entries {
-            let name = self.names.get(e.name.clone()).unwrap_or_default();
-            let mut extra = Vec::new();
-            if e.size >= MAX32 {
-                put64(&mut extra, e.size);
-                put64(&mut extra, e.size);
-            }
-            if e.offset >= MAX32 {
-                put64(&mut extra, e.offset);
-            }
-            put32(&mut cd, CENTRAL_SIG);
-            put16(&mut cd, (3 << 8) | 45);
-            put16(&mut cd, if extra.is_empty() { 20 } else { 45 });
-            put16(&mut cd, UTF8_FLAG);
-            put16(&mut cd, 0);
-            put16(&mut cd, 0);
-            put16(&mut cd, DOS_DATE);
-            put32(&mut cd, e.crc);
-            put32(&mut cd, clamp32(e.size));
-            put32(&mut cd, clamp32(e.size));
-            put16(&mut cd, name.len() as u16);
-            put16(
-                &mut cd,
-                if extra.is_empty() {
-                    0
-                } else {
-                    extra.len() as u16 + 4
-                },
-            );
-            put16(&mut cd, 0);
-            put16(&mut cd, 0);
-            put16(&mut cd, 0);
-            put32(&mut cd, 0o100644 << 16);
-            put32(&mut cd, clamp32(e.offset));
-            cd.extend_from_slice(name.as_bytes());
-            if !extra.is_empty() {
-                put16(&mut cd, 1);
-                put16(&mut cd, extra.len() as u16);
-                cd.extend_from_slice(&extra);
-            }
+        let at = self.bufs.buf.len();
+        for e in &self.bufs.entries {
+            let name = self.bufs.names.get(e.name.clone()).unwrap_or_default();
+            central_record(&mut self.bufs.buf, e, name);
         }
-        let cd_len = cd.len() as u64;
-        let count = self.entries.len() as u64;
-        let needs64 = count >= 0xFFFF || cd_start >= MAX32 || cd_len >= MAX32;
-        if needs64 {
-            let eocd64_at = cd_start + cd_len;
-            put32(&mut cd, EOCD64_SIG);
-            put64(&mut cd, 44);
-            put16(&mut cd, 45);
-            put16(&mut cd, 45);
-            put32(&mut cd, 0);
-            put32(&mut cd, 0);
-            put64(&mut cd, count);
-            put64(&mut cd, count);
-            put64(&mut cd, cd_len);
-            put64(&mut cd, cd_start);
-            put32(&mut cd, LOCATOR64_SIG);
-            put32(&mut cd, 0);
-            put64(&mut cd, eocd64_at);
-            put32(&mut cd, 1);
-        }
-        put32(&mut cd, EOCD_SIG);
-        put16(&mut cd, 0);
-        put16(&mut cd, 0);
-        put16(&mut cd, count.min(0xFFFF) as u16);
-        put16(&mut cd, count.min(0xFFFF) as u16);
-        put32(&mut cd, clamp32(cd_len));
-        put32(&mut cd, clamp32(cd_start));
-        put16(&mut cd, 0);
-        self.emit(&cd)?;
+        let cd_len = (self.bufs.buf.len() - at) as u64;
+        let count = self.bufs.entries.len() as u64;
+        end_records(&mut self.bufs.buf, count, cd_start, cd_len);
+        self.offset += (self.bufs.buf.len() - at) as u64;
+        self.send()?;
         let crc = self.file_crc.clone().finalize();
-        Ok((self.out, self.offset, crc))
+        Ok((self.out, self.offset, crc, self.bufs))
     }
 }
 
-/// Entries up to this size are hashed into the archive's CRC rather than combined into it.
+/// `fields` back to back in an array of exactly `N` bytes (a fixed-size header built on the
+/// stack and appended in one copy; fields beyond `N` bytes are dropped, a shortfall is zeros).
+fn packed<const N: usize>(fields: &[&[u8]]) -> [u8; N] {
+    let mut h = [0u8; N];
+    let mut at = 0;
+    for f in fields {
+        if let Some(dst) = h.get_mut(at..at + f.len()) {
+            dst.copy_from_slice(f);
+        }
+        at += f.len();
+    }
+    h
+}
+
+/// Append an entry's central directory record to `cd`.
+fn central_record(cd: &mut Vec<u8>, e: &Written, name: &str) {
+    let mut extra = Vec::new();
+    if e.size >= MAX32 {
+        put64(&mut extra, e.size);
+        put64(&mut extra, e.size);
+    }
+    if e.offset >= MAX32 {
+        put64(&mut extra, e.offset);
+    }
+    let extra_len = if extra.is_empty() {
+        0
+    } else {
+        extra.len() as u16 + 4
+    };
+    cd.extend_from_slice(&packed::<CENTRAL_LEN>(&[
+        &CENTRAL_SIG.to_le_bytes(),
+        &((3u16 << 8) | 45).to_le_bytes(),
+        &(if extra.is_empty() { 20u16 } else { 45 }).to_le_bytes(),
+        &UTF8_FLAG.to_le_bytes(),
+        &0u16.to_le_bytes(),
+        &0u16.to_le_bytes(),
+        &DOS_DATE.to_le_bytes(),
+        &e.crc.to_le_bytes(),
+        &clamp32(e.size).to_le_bytes(),
+        &clamp32(e.size).to_le_bytes(),
+        &(name.len() as u16).to_le_bytes(),
+        &extra_len.to_le_bytes(),
+        &0u16.to_le_bytes(),
+        &0u16.to_le_bytes(),
+        &0u16.to_le_bytes(),
+        &(0o100644u32 << 16).to_le_bytes(),
+        &clamp32(e.offset).to_le_bytes(),
+    ]));
+    cd.extend_from_slice(name.as_bytes());
+    if !extra.is_empty() {
+        put16(cd, 1);
+        put16(cd, extra.len() as u16);
+        cd.extend_from_slice(&extra);
+    }
+}
+
+/// Append the end records after a central directory of `count` entries, `cd_len` bytes at
+/// `cd_start` (zip64 ones first when a count, size or offset needs them).
+fn end_records(cd: &mut Vec<u8>, count: u64, cd_start: u64, cd_len: u64) {
+    let needs64 = count >= 0xFFFF || cd_start >= MAX32 || cd_len >= MAX32;
+    if needs64 {
+        let eocd64_at = cd_start + cd_len;
+        put32(cd, EOCD64_SIG);
+        put64(cd, 44);
+        put16(cd, 45);
+        put16(cd, 45);
+        put32(cd, 0);
+        put32(cd, 0);
+        put64(cd, count);
+        put64(cd, count);
+        put64(cd, cd_len);
+        put64(cd, cd_start);
+        put32(cd, LOCATOR64_SIG);
+        put32(cd, 0);
+        put64(cd, eocd64_at);
+        put32(cd, 1);
+    }
+    put32(cd, EOCD_SIG);
+    put16(cd, 0);
+    put16(cd, 0);
+    put16(cd, count.min(0xFFFF) as u16);
+    put16(cd, count.min(0xFFFF) as u16);
+    put32(cd, clamp32(cd_len));
+    put32(cd, clamp32(cd_start));
+    put16(cd, 0);
+}
+
+/// Entries up to this size are gathered and hashed with the archive rather than combined
+/// into its CRC; the buffer goes out once it holds this much.
 const SMALL_ENTRY: u64 = 64 << 10;
+
+/// Run `body` over `out`, returning how many bytes it wrote.
+fn counted<W: Write>(
+    out: &mut W,
+    body: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<u64> {
+    let mut counter = Counting { out, n: 0 };
+    body(&mut counter)?;
+    Ok(counter.n)
+}
 
 struct Counting<'a, W: Write> {
     out: &'a mut W,
     n: u64,
-    /// The archive's CRC, when the entry's bytes are hashed into it as written.
-    crc: Option<&'a mut crc32fast::Hasher>,
 }
 
 impl<W: Write> Write for Counting<'_, W> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let n = self.out.write(buf)?;
-        if let Some(crc) = self.crc.as_mut() {
-            crc.update(buf.get(..n).unwrap_or_default());
-        }
         self.n += n as u64;
         Ok(n)
     }
