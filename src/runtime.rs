@@ -904,16 +904,7 @@ mod tests {
         let v = values(n, 9);
         let mut hook = HookSource::new();
         hook.put_f32("param.w", v.clone(), vec![n]).unwrap();
-        let eight = [
-            "mean",
-            "std",
-            "min",
-            "max",
-            "l1",
-            "l2",
-            "absmax",
-            "zero_fraction",
-        ];
+        let eight = crate::stats::Stats::FLOATS;
         let runtime = |reductions: &[&str]| {
             let specs = reductions
                 .iter()

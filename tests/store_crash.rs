@@ -213,12 +213,7 @@ fn a_torn_line_is_ignored_then_repaired() {
     f.write_all(br#"{"forward":3,"written_us":17,"took"#)
         .unwrap();
     drop(f);
-    let store = Store::open(DirFs::new(&root)).unwrap();
-    let got: Vec<u64> = store
-        .scan("r")
-        .unwrap()
-        .map(|i| i.unwrap().entry.forward)
-        .collect();
+    let got = common::indexed(&root, "r");
     assert_eq!(got, [0, 1, 2], "the torn line was not ignored");
     let mut r = Recorder::with_writer(&root, "r", "w").unwrap();
     assert_eq!(r.writer().last_forward(), Some(2));

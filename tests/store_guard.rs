@@ -188,12 +188,7 @@ fn a_full_disk_under_a_blob_is_an_error_and_nothing_is_indexed() {
         .expect_err("a blob write to a full disk succeeded");
     assert!(matches!(err, StoreError::Io { .. }), "{err}");
     assert!(err.to_string().to_lowercase().contains("no space"), "{err}");
-    let store = Store::open(DirFs::new(&root)).unwrap();
-    let got: Vec<u64> = store
-        .scan("r")
-        .unwrap()
-        .map(|i| i.unwrap().entry.forward)
-        .collect();
+    let got = common::indexed(&root, "r");
     assert_eq!(
         got,
         [0],
@@ -227,12 +222,7 @@ fn a_full_disk_under_a_pipelined_blob_is_an_error_by_flush_at_the_latest() {
     };
     assert!(err.to_string().to_lowercase().contains("no space"), "{err}");
     drop(r);
-    let store = Store::open(DirFs::new(&root)).unwrap();
-    let got: Vec<u64> = store
-        .scan("r")
-        .unwrap()
-        .map(|i| i.unwrap().entry.forward)
-        .collect();
+    let got = common::indexed(&root, "r");
     assert_eq!(got, [0], "the failed forward was indexed");
 }
 
@@ -263,11 +253,6 @@ fn a_small_blob_lost_with_a_pipelined_write_is_never_indexed() {
         "a write to a full disk was never reported"
     );
     drop(r);
-    let store = Store::open(DirFs::new(&root)).unwrap();
-    let got: Vec<u64> = store
-        .scan("r")
-        .unwrap()
-        .map(|i| i.unwrap().entry.forward)
-        .collect();
+    let got = common::indexed(&root, "r");
     assert_eq!(got, [0], "a forward whose bytes were lost was indexed");
 }

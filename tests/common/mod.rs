@@ -63,6 +63,16 @@ pub fn forward(forward: u64, tensors: usize, n: usize) -> ForwardRecord<'static>
     }
 }
 
+/// The forwards a run's index names, in order, as a reader scans them from the store at `root`.
+pub fn indexed(root: &std::path::Path, run: &str) -> Vec<u64> {
+    let store = somatize::store::Store::open(somatize::store::DirFs::new(root)).unwrap();
+    store
+        .scan(run)
+        .unwrap()
+        .map(|i| i.unwrap().entry.forward)
+        .collect()
+}
+
 /// The number of kill trials: `SOMATIZE_KILL_TRIALS`, or `default`.
 pub fn trials(default: usize) -> usize {
     std::env::var("SOMATIZE_KILL_TRIALS")
