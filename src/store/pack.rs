@@ -3,8 +3,10 @@
 //! its round), and the buffered appender the writer writes blobs through.
 //!
 //! Every byte goes to the file in the order it was appended: whoever writes (the writer, for a
-//! large tensor or a full buffer; the syncer, before it syncs) holds the pack's lock and
-//! writes what is pending first.
+//! large tensor or a full buffer; the syncer, before it syncs) holds the pack's order lock and
+//! writes what is pending first. The syncer swaps the pending bytes for an empty buffer and
+//! writes them holding only the order lock, so the writer goes on gathering small blobs
+//! meanwhile instead of waiting out the syncer's `write`.
 
 use super::error::{Result, StoreError};
 use std::fs::File;
@@ -36,8 +38,11 @@ pub struct PackFile {
     pub path: PathBuf,
     pub name: String,
     pending: Mutex<Pending>,
+    /// Held by whoever writes to the file, taken before `pending`, so that bytes reach the
+    /// file in order; it holds the spare buffer the syncer swaps with the pending bytes.
+    order: Mutex<Vec<u8>>,
     /// How far the file is written: every byte before this offset reached it (updated with
-    /// the lock held, read without it).
+    /// the order lock held, read without it).
     written: AtomicU64,
 }
 
@@ -52,18 +57,28 @@ impl PackFile {
                 bytes: Vec::with_capacity(GATHER),
                 broken: None,
             }),
+            order: Mutex::new(Vec::with_capacity(GATHER)),
             written: AtomicU64::new(len),
         }
     }
 
-    /// The pack's lock and its pending bytes; nothing is written to the file without it.
+    /// The lock of the pending bytes (taken after [`Self::order`] when both are needed).
     pub fn lock(&self) -> Result<MutexGuard<'_, Pending>> {
-        self.pending.lock().map_err(|_| StoreError::Refused {
+        self.pending.lock().map_err(|_| self.poisoned())
+    }
+
+    /// The order lock (and the spare buffer): nothing is written to the file without it.
+    fn order(&self) -> Result<MutexGuard<'_, Vec<u8>>> {
+        self.order.lock().map_err(|_| self.poisoned())
+    }
+
+    fn poisoned(&self) -> StoreError {
+        StoreError::Refused {
             what: format!(
                 "{}: a thread panicked while appending to it",
                 self.path.display()
             ),
-        })
+        }
     }
 
     /// How far the file is written.
@@ -71,16 +86,20 @@ impl PackFile {
         self.written.load(Ordering::Acquire)
     }
 
-    /// Count `n` more bytes written (with the lock held).
+    /// Count `n` more bytes written (with the order lock held).
     fn wrote(&self, n: usize) {
         self.written.fetch_add(n as u64, Ordering::Release);
     }
 
-    /// After a failed write of the blob starting at `offset`, with the lock held: when every
-    /// byte before it reached the file, cut the file back to `offset` and drop the blob's
-    /// pending bytes; otherwise bytes of earlier blobs are lost, so mark the pack broken and
-    /// the syncer indexes none of them.
-    pub fn cut_off(&self, pending: &mut Pending, offset: u64, e: &std::io::Error) {
+    /// After a failed write of the blob starting at `offset`: when every byte before it
+    /// reached the file, cut the file back to `offset` and drop the blob's pending bytes;
+    /// otherwise bytes of earlier blobs are lost, so mark the pack broken and the syncer
+    /// indexes none of them. (Nothing to do when a thread panicked holding a lock: the
+    /// pack refuses every later write then.)
+    pub fn cut_off(&self, offset: u64, e: &std::io::Error) {
+        let (Ok(_order), Ok(mut pending)) = (self.order(), self.lock()) else {
+            return;
+        };
         if self.written() >= offset {
             let _ = self.file.set_len(offset);
             self.written.store(offset, Ordering::Release);
@@ -96,22 +115,33 @@ impl PackFile {
         if self.written() >= upto {
             return Ok(());
         }
-        let mut p = self.lock()?;
-        if let Some(why) = &p.broken {
-            return Err(StoreError::Refused {
-                what: format!("{}: {why}", self.path.display()),
-            });
+        let mut out = self.order()?;
+        if self.written() >= upto {
+            return Ok(());
         }
-        if let Err(e) = (&self.file).write_all(&p.bytes) {
-            p.broken = Some(format!("a write failed: {e}"));
+        {
+            let mut p = self.lock()?;
+            if let Some(why) = &p.broken {
+                return Err(StoreError::Refused {
+                    what: format!("{}: {why}", self.path.display()),
+                });
+            }
+            std::mem::swap(&mut p.bytes, &mut *out);
+        }
+        let result = (&self.file).write_all(&out);
+        let n = out.len();
+        out.clear();
+        if let Err(e) = result {
+            if let Ok(mut p) = self.lock() {
+                p.broken = Some(format!("a write failed: {e}"));
+            }
             return Err(StoreError::io(
                 self.path.display().to_string(),
                 "append to",
                 e,
             ));
         }
-        self.wrote(p.bytes.len());
-        p.bytes.clear();
+        self.wrote(n);
         if self.written() < upto {
             return Err(StoreError::Refused {
                 what: format!(
@@ -152,14 +182,17 @@ impl PackOut<'_> {
 
 impl Write for PackOut<'_> {
     fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
-        let limit = self.limit();
-        let mut p = self.pack.lock().map_err(poisoned)?;
-        let gather = &mut p.bytes;
-        if data.len() <= GATHER && gather.len() + data.len() <= limit {
-            gather.extend_from_slice(data);
-            return Ok(data.len());
+        if data.len() <= GATHER {
+            let mut p = self.pack.lock().map_err(poisoned)?;
+            if p.bytes.len() + data.len() <= self.limit() {
+                p.bytes.extend_from_slice(data);
+                return Ok(data.len());
+            }
         }
         self.direct = true;
+        let _order = self.pack.order().map_err(poisoned)?;
+        let mut p = self.pack.lock().map_err(poisoned)?;
+        let gather = &mut p.bytes;
         let mut file = &self.pack.file;
         while !gather.is_empty() {
             let held = gather.len();
@@ -183,6 +216,7 @@ impl Write for PackOut<'_> {
         if self.keep && !self.direct {
             return Ok(());
         }
+        let _order = self.pack.order().map_err(poisoned)?;
         let mut p = self.pack.lock().map_err(poisoned)?;
         let result = (&self.pack.file).write_all(&p.bytes);
         if result.is_ok() {
@@ -215,7 +249,7 @@ mod tests {
     fn a_failed_blob_is_cut_off_when_every_byte_before_it_reached_the_file() {
         let (pack, path) = pack_of(100, b"part of the failed blob");
         let e = std::io::Error::other("disk full");
-        pack.cut_off(&mut pack.lock().unwrap(), 60, &e);
+        pack.cut_off(60, &e);
         assert_eq!(std::fs::metadata(&path).unwrap().len(), 60);
         let p = pack.lock().unwrap();
         assert!(p.bytes.is_empty() && p.broken.is_none());
@@ -229,7 +263,7 @@ mod tests {
     fn a_failed_blob_after_lost_pending_bytes_breaks_the_pack() {
         let (pack, path) = pack_of(100, b"an earlier blob, never written");
         let e = std::io::Error::other("disk full");
-        pack.cut_off(&mut pack.lock().unwrap(), 130, &e);
+        pack.cut_off(130, &e);
         assert_eq!(std::fs::metadata(&path).unwrap().len(), 100);
         assert!(pack.lock().unwrap().broken.is_some());
         let err = pack.write_pending(130).unwrap_err();

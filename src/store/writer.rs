@@ -445,7 +445,7 @@ impl Writer {
                     Ok((pack.name.clone(), offset, len, crc))
                 }
                 Err(e) => {
-                    pack.file.cut_off(&mut *pack.file.lock()?, offset, &e);
+                    pack.file.cut_off(offset, &e);
                     Err(io(&pack.file.path, "append to")(e))
                 }
             }
