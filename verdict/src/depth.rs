@@ -25,10 +25,10 @@ pub fn gradient_shape(nodes: &[NodeSeen], t: &Thresholds, verdict: &mut Verdict)
             continue;
         };
         let r = g / last;
-        if r < t.of("vanishing_ratio") && g < t.of("vanishing_floor") {
+        if r < t.vanishing_ratio && g < t.vanishing_floor {
             verdict.raise(&node.name, Flag::plain(FlagKind::Vanishing));
         }
-        if r > t.of("exploding_ratio") {
+        if r > t.exploding_ratio {
             verdict.raise(&node.name, Flag::plain(FlagKind::Exploding));
         }
     }
@@ -39,25 +39,38 @@ pub fn gradient_shape(nodes: &[NodeSeen], t: &Thresholds, verdict: &mut Verdict)
 /// the first node and at every normalisation node (whose own output starts the new stretch);
 /// nodes with no `act_var` neither start nor end one. One flag per stretch at most.
 pub fn missing_normalisation(nodes: &[NodeSeen], t: &Thresholds, verdict: &mut Verdict) {
-    let growth = t.of("missing_norm_var_growth");
-    let mut smallest: Option<f64> = None;
+    let growth = t.missing_norm_var_growth;
+    // The head (the last node with an output variance) is the network's answer, not a signal
+    // passed on: a classifier's logits grow as it learns.
+    let head = nodes.iter().rposition(|n| n.get(m::ACT_VAR).is_some());
+    // The smallest variance so far in the stretch, per kind: a ReLU halves its input's
+    // variance and a pool shrinks it, so only outputs of the same kind are compared.
+    let mut smallest: Vec<(String, f64)> = Vec::new();
     let mut flagged = false;
-    for node in nodes {
+    for (i, node) in nodes.iter().enumerate() {
         if classify(&node.kind) == KindClass::Norm {
-            smallest = None;
+            smallest.clear();
             flagged = false;
+        }
+        if Some(i) == head {
+            break;
         }
         let Some(v) = node.get(m::ACT_VAR).filter(|v| v.is_finite()) else {
             continue;
         };
-        if let Some(s) = smallest {
-            if !flagged && v / s > growth {
+        let kind = node.kind.to_ascii_lowercase();
+        let at = smallest.iter().position(|(k, _)| *k == kind);
+        if let Some(j) = at {
+            if !flagged && v / smallest[j].1 > growth {
                 verdict.raise(&node.name, Flag::plain(FlagKind::MissingNormalisation));
                 flagged = true;
             }
         }
         if v > 0.0 {
-            smallest = Some(smallest.map_or(v, |s| s.min(v)));
+            match at {
+                Some(j) => smallest[j].1 = smallest[j].1.min(v),
+                None => smallest.push((kind, v)),
+            }
         }
     }
 }
@@ -77,6 +90,13 @@ mod tests {
             .enumerate()
             .map(|(i, (kind, v))| NodeSeen::new(&format!("n{i}"), kind, v.map(|v| (metric, v))))
             .collect()
+    }
+
+    /// The chain with a head (the network's output, last) after it.
+    fn headed(metric: &str, nodes: &[(&str, Option<f64>)]) -> Vec<NodeSeen> {
+        let mut out = chain(metric, nodes);
+        out.push(NodeSeen::new("head", "Linear", [(metric, 1e6)]));
+        out
     }
 
     fn names(v: &Verdict) -> Vec<(String, Vec<String>)> {
@@ -164,6 +184,16 @@ mod tests {
                 ],
                 none.clone(),
             ),
+            // outputs of different kinds are not compared: a ReLU halves its input's variance.
+            (
+                &[
+                    ("Linear", Some(4.0)),
+                    ("ReLU", Some(0.1)),
+                    ("Linear", Some(5.0)),
+                    ("ReLU", Some(0.5)),
+                ],
+                none.clone(),
+            ),
             // shrinking is not growth.
             (
                 &[("Linear", Some(100.0)), ("Linear", Some(1.0))],
@@ -184,9 +214,10 @@ mod tests {
                 &[
                     ("Linear", Some(1.0)),
                     ("LayerNorm", Some(1.0)),
-                    ("Linear", Some(11.0)),
+                    ("Linear", Some(2.0)),
+                    ("Linear", Some(22.0)),
                 ],
-                at("n2", "MISSING_NORMALISATION"),
+                at("n3", "MISSING_NORMALISATION"),
             ),
             // unmeasured nodes do not break a stretch; zero variance is no base.
             (
@@ -201,15 +232,20 @@ mod tests {
         ];
         for (nodes, want) in cases {
             let mut v = Verdict::new();
-            missing_normalisation(&chain("act_var", nodes), &t, &mut v);
+            missing_normalisation(&headed("act_var", nodes), &t, &mut v);
             assert_eq!(&names(&v), want, "act_var {nodes:?}");
         }
+        // The head alone growing (a classifier's logits as it learns) is not a stretch.
+        let mut v = Verdict::new();
+        let logits = chain("act_var", &[("Linear", Some(1.0)), ("Linear", Some(50.0))]);
+        missing_normalisation(&logits, &t, &mut v);
+        assert!(v.is_empty(), "the head raised {:?}", names(&v));
     }
 
     #[test]
     fn changing_one_depth_threshold_changes_the_answer() {
         let grads = chain("grad_norm", &[("Linear", Some(0.5)), ("Linear", Some(0.1))]);
-        let vars = chain("act_var", &[("Linear", Some(1.0)), ("Linear", Some(5.0))]);
+        let vars = headed("act_var", &[("Linear", Some(1.0)), ("Linear", Some(5.0))]);
         let small = chain(
             "grad_norm",
             &[("Linear", Some(2e-5)), ("Linear", Some(0.01))],

@@ -3,8 +3,13 @@
 /// What a node's kind means to the rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KindClass {
-    /// Off below zero (ReLU, LeakyReLU, GELU, SiLU, …): DEAD and DEAD_CHANNELS apply.
+    /// Exactly zero below a threshold (ReLU, ReLU6, Threshold): a unit can die, so DEAD and
+    /// DEAD_CHANNELS apply.
     ReluLike,
+    /// Small but not zero, with a gradient, below zero (LeakyReLU, PReLU, ELU, SELU, GELU,
+    /// SiLU, Mish, Hardswish, …): a unit goes dormant but does not die, so DEAD and
+    /// DEAD_CHANNELS do not apply (dormant units count towards LOSING_PLASTICITY).
+    SoftRelu,
     /// Bounded by ±1 (Tanh, Hardtanh, Softsign): SATURATED applies, judged at |y| > 0.97.
     TanhLike,
     /// Bounded by 0 and 1 (Sigmoid, Hardsigmoid): SATURATED applies, judged at |2y − 1| > 0.97.
@@ -16,9 +21,8 @@ pub enum KindClass {
     Other,
 }
 
-const RELU_LIKE: &[&str] = &[
-    "relu",
-    "relu6",
+const RELU_LIKE: &[&str] = &["relu", "relu6", "threshold"];
+const SOFT_RELU: &[&str] = &[
     "leakyrelu",
     "prelu",
     "rrelu",
@@ -46,6 +50,8 @@ pub fn classify(kind: &str) -> KindClass {
         .collect();
     if RELU_LIKE.contains(&k.as_str()) {
         KindClass::ReluLike
+    } else if SOFT_RELU.contains(&k.as_str()) {
+        KindClass::SoftRelu
     } else if TANH_LIKE.contains(&k.as_str()) {
         KindClass::TanhLike
     } else if SIGMOID_LIKE.contains(&k.as_str()) {
@@ -66,8 +72,10 @@ mod tests {
         use KindClass::*;
         for (kind, want) in [
             ("ReLU", ReluLike),
-            ("torch.nn.LeakyReLU", ReluLike),
-            ("GELU", ReluLike),
+            ("torch.nn.LeakyReLU", SoftRelu),
+            ("GELU", SoftRelu),
+            ("SiLU", SoftRelu),
+            ("ReLU6", ReluLike),
             ("Tanh", TanhLike),
             ("Hardtanh", TanhLike),
             ("Sigmoid", SigmoidLike),

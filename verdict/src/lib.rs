@@ -7,6 +7,7 @@
 pub mod about;
 pub mod depth;
 pub mod flags;
+pub mod judge;
 pub mod kinds;
 pub mod metrics;
 pub mod rules;
@@ -16,6 +17,7 @@ pub mod time;
 
 pub use about::{about, About};
 pub use flags::{Flag, FlagKind, Verdict};
+pub use judge::{judge, Fault, Finding, Judgement};
 pub use kinds::{classify, KindClass};
 pub use metrics::{Metric, VOCABULARY};
 pub use seen::{latest, series, Forward, NodeSeen};
@@ -59,14 +61,10 @@ pub fn verdict(seen: &[NodeSeen], t: &Thresholds) -> Verdict {
     v
 }
 
-/// The verdict on a run's forwards (oldest first): [`verdict`] over the latest of each
-/// metric, plus the rules over time (LOSING_PLASTICITY) over the whole history given.
+/// The verdict on a run's forwards (oldest first), judged over time ([`judge`]): the root
+/// flags of its faults, `{where: [flag, …]}`.
 pub fn diagnose(forwards: &[Forward], t: &Thresholds) -> Verdict {
-    let seen = latest(forwards);
-    let mut v = verdict(&seen, t);
-    time::plasticity(forwards, t, &mut v);
-    v.order_by(seen.iter().map(|n| n.name.as_str()));
-    v
+    judge(forwards, t).verdict
 }
 
 #[cfg(test)]
@@ -213,12 +211,10 @@ mod tests {
         })
         .collect();
         let got = diagnose(&forwards, &Thresholds::default()).to_names();
+        // STALLED held on one forward of three: not the run's (judged over time).
         assert_eq!(
             got,
-            vec![(
-                "h".to_string(),
-                vec!["STALLED".to_string(), "LOSING_PLASTICITY".to_string()]
-            )]
+            vec![("h".to_string(), vec!["LOSING_PLASTICITY".to_string()])]
         );
         // The latest picture alone has no history to show a trend in.
         let alone = verdict(&latest(&forwards), &Thresholds::default()).to_names();

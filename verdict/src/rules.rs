@@ -33,45 +33,51 @@ pub fn node_flags(node: &NodeSeen, t: &Thresholds) -> Vec<Flag> {
         FlagKind::Inf,
     );
     raise(
-        get(m::GRAD_MEAN_ABS).is_some_and(|g| g < t.of("vanishing_mean_abs")),
+        get(m::GRAD_MEAN_ABS).is_some_and(|g| g < t.vanishing_mean_abs),
         FlagKind::Vanishing,
     );
     raise(
         class == KindClass::ReluLike
-            && get(m::DEAD_UNIT_FRACTION).is_some_and(|f| f > t.of("dead_layer_fraction")),
+            && get(m::DEAD_UNIT_FRACTION).is_some_and(|f| f > t.dead_layer_fraction),
         FlagKind::Dead,
     );
     let saturating = matches!(class, KindClass::TanhLike | KindClass::SigmoidLike);
     raise(
         saturating
-            && (get(m::SATURATED_UNIT_FRACTION)
-                .is_some_and(|f| f > t.of("saturated_layer_fraction"))
-                || get(m::ACT_SATURATED_FRACTION)
-                    .is_some_and(|f| f > t.of("saturated_output_fraction"))),
+            && (get(m::SATURATED_UNIT_FRACTION).is_some_and(|f| f > t.saturated_layer_fraction)
+                || get(m::ACT_SATURATED_FRACTION).is_some_and(|f| f > t.saturated_output_fraction)),
         FlagKind::Saturated,
     );
     let ratio = get(m::UPDATE_RATIO);
     raise(
-        ratio.is_some_and(|r| r < t.of("stalled_update_ratio")),
+        ratio.is_some_and(|r| r < t.stalled_update_ratio),
         FlagKind::Stalled,
     );
     raise(
-        ratio.is_some_and(|r| r > t.of("overstepping_update_ratio")),
+        ratio.is_some_and(|r| r > t.overstepping_update_ratio),
         FlagKind::Overstepping,
     );
     if class == KindClass::ReluLike {
-        if let Some(n) = get(m::DEAD_UNITS).and_then(count) {
-            if n >= 1 && n as f64 >= t.of("dead_channels_min") {
-                out.push(Flag::counted(FlagKind::DeadChannels, n));
-            }
+        if let Some(n) = counted(
+            node,
+            m::DEAD_UNITS,
+            m::DEAD_UNIT_FRACTION,
+            t.dead_channels_min,
+            t.dead_channels_fraction,
+        ) {
+            out.push(Flag::counted(FlagKind::DeadChannels, n));
         }
     }
-    if let Some(n) = get(m::IGNORED_UNITS).and_then(count) {
-        if n >= 1 && n as f64 >= t.of("ignored_channels_min") {
-            out.push(Flag::counted(FlagKind::IgnoredChannels, n));
-        }
+    if let Some(n) = counted(
+        node,
+        m::IGNORED_UNITS,
+        m::IGNORED_UNIT_FRACTION,
+        t.ignored_channels_min,
+        t.ignored_channels_fraction,
+    ) {
+        out.push(Flag::counted(FlagKind::IgnoredChannels, n));
     }
-    if get(m::CKA).is_some_and(|c| c >= t.of("leakage_cka")) {
+    if get(m::CKA).is_some_and(|c| c >= t.leakage_cka) {
         out.push(Flag::plain(FlagKind::Leakage));
     }
     if narrowing(node, t) {
@@ -80,13 +86,25 @@ pub fn node_flags(node: &NodeSeen, t: &Thresholds) -> Vec<Flag> {
     out
 }
 
+/// A count of units worth naming: at least one, at least `min`, and (when the node's share of
+/// such units, or its unit count, is known) at least `share` of its units.
+fn counted(node: &NodeSeen, units: &str, fraction: &str, min: f64, share: f64) -> Option<u64> {
+    let n = node.get(units).and_then(count)?;
+    let frac = node.get(fraction).or_else(|| {
+        node.get(m::UNITS)
+            .filter(|u| *u > 0.0)
+            .map(|u| n as f64 / u)
+    });
+    (n >= 1 && n as f64 >= min && frac.is_none_or(|f| f >= share)).then_some(n)
+}
+
 /// The update's effective rank (else the gradient's) is a small share of the rank it could have.
 fn narrowing(node: &NodeSeen, t: &Thresholds) -> bool {
     let erank = node
         .get(m::UPDATE_ERANK)
         .or_else(|| node.get(m::GRAD_ERANK));
     match (erank, node.get(m::RANK_DIMS)) {
-        (Some(e), Some(d)) if d > 0.0 => e / d < t.of("narrowing_erank_fraction"),
+        (Some(e), Some(d)) if d > 0.0 => e / d < t.narrowing_erank_fraction,
         _ => false,
     }
 }
@@ -122,7 +140,29 @@ mod tests {
             ("Linear", &[("grad_mean_abs", 1e-7)], &[]),
             ("ReLU", &[("dead_unit_fraction", 0.51)], &["DEAD"]),
             ("ReLU", &[("dead_unit_fraction", 0.5)], &[]),
-            ("LeakyReLU", &[("dead_unit_fraction", 0.9)], &["DEAD"]),
+            ("LeakyReLU", &[("dead_unit_fraction", 0.9)], &[]),
+            (
+                "GELU",
+                &[("dead_unit_fraction", 0.9), ("dead_units", 9.0)],
+                &[],
+            ),
+            ("ReLU6", &[("dead_unit_fraction", 0.9)], &["DEAD"]),
+            (
+                "ReLU",
+                &[("dead_units", 3.0), ("dead_unit_fraction", 0.05)],
+                &[],
+            ),
+            (
+                "ReLU",
+                &[("dead_units", 3.0), ("units", 30.0)],
+                &["DEAD_CHANNELS(3)"],
+            ),
+            ("ReLU", &[("dead_units", 2.0), ("units", 96.0)], &[]),
+            (
+                "Linear",
+                &[("ignored_units", 2.0), ("ignored_unit_fraction", 0.02)],
+                &[],
+            ),
             ("Linear", &[("dead_unit_fraction", 0.9)], &[]),
             ("Tanh", &[("saturated_unit_fraction", 0.6)], &["SATURATED"]),
             (

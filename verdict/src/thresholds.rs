@@ -24,138 +24,157 @@ pub struct Bound {
     pub origin: Origin,
 }
 
-/// Every bound, in the order `as_dict` lists them. The defaults are data, and one opinion.
-pub const BOUNDS: &[Bound] = &[
-    Bound {
-        name: "vanishing_ratio",
-        default: 1e-3,
-        meaning: "VANISHING when a node's grad_norm over the last node's grad_norm is below this…",
-        origin: Origin::Published("AutoTrainer beta_1 = 1e-3 (monitor.py gradient_issue)"),
-    },
-    Bound {
-        name: "vanishing_floor",
-        default: 1e-4,
-        meaning: "…and the node's grad_norm is also below this",
-        origin: Origin::Published("AutoTrainer beta_2 = 1e-4 (monitor.py gradient_issue)"),
-    },
-    Bound {
-        name: "vanishing_mean_abs",
-        default: 1e-7,
-        meaning: "VANISHING when a node's grad_mean_abs is below this, whatever its neighbours",
-        origin: Origin::Published("SageMaker Debugger VanishingGradient threshold = 1e-7"),
-    },
-    Bound {
-        name: "exploding_ratio",
-        default: 70.0,
-        meaning: "EXPLODING when a node's grad_norm over the last node's grad_norm is above this",
-        origin: Origin::Published("AutoTrainer beta_3 = 70 (monitor.py gradient_issue)"),
-    },
-    Bound {
-        name: "dead_layer_fraction",
-        default: 0.5,
-        meaning: "DEAD when a ReLU-like node's dead_unit_fraction is above this",
-        origin: Origin::Published("SageMaker Debugger DeadRelu threshold_layer = 50 %"),
-    },
-    Bound {
-        name: "saturated_layer_fraction",
-        default: 0.5,
-        meaning: "SATURATED when a tanh/sigmoid-like node's saturated_unit_fraction is above this",
-        origin: Origin::Published("SageMaker Debugger SaturatedActivation threshold_layer = 50 %"),
-    },
-    Bound {
-        name: "saturated_output_fraction",
-        default: 0.5,
-        meaning:
-            "SATURATED also when a tanh/sigmoid-like node's act_saturated_fraction is above this",
-        origin: Origin::Ours(
+/// Declares the bounds once: the typed [`Thresholds`] struct (one field each), [`BOUNDS`]
+/// (name, default, meaning, origin, in this order) and the lookups by name, so a rule reads
+/// `t.exploding_ratio` and a misspelt name is a compile error, never a NaN.
+macro_rules! bounds {
+    ($( $name:ident = $default:expr, $meaning:literal, $origin:expr; )*) => {
+        /// The bounds a verdict is taken at: one named number each (what each means and where
+        /// its default comes from is in [`BOUNDS`]). Set by name with [`Thresholds::set`], which
+        /// refuses a name it does not know, listing the ones it knows.
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct Thresholds {
+            $( #[doc = $meaning] pub $name: f64, )*
+        }
+
+        impl Default for Thresholds {
+            fn default() -> Self {
+                Thresholds { $( $name: $default, )* }
+            }
+        }
+
+        /// Every bound, in the order `as_dict` lists them. The defaults are data, and one opinion.
+        pub const BOUNDS: &[Bound] = &[
+            $( Bound { name: stringify!($name), default: $default, meaning: $meaning, origin: $origin }, )*
+        ];
+
+        impl Thresholds {
+            /// The field named `name`, to set.
+            fn slot(&mut self, name: &str) -> Option<&mut f64> {
+                match name {
+                    $( stringify!($name) => Some(&mut self.$name), )*
+                    _ => None,
+                }
+            }
+
+            /// The value of the field named `name`.
+            fn value(&self, name: &str) -> Option<f64> {
+                match name {
+                    $( stringify!($name) => Some(self.$name), )*
+                    _ => None,
+                }
+            }
+
+            /// Every bound and its value, in the order of [`BOUNDS`] (the seed's `as_dict`).
+            pub fn as_dict(&self) -> Vec<(&'static str, f64)> {
+                vec![ $( (stringify!($name), self.$name), )* ]
+            }
+        }
+    };
+}
+
+bounds! {
+    vanishing_ratio = 1e-3,
+        "VANISHING when a node's grad_norm over the last node's grad_norm is below this…",
+        Origin::Published("AutoTrainer beta_1 = 1e-3 (monitor.py gradient_issue)");
+    vanishing_floor = 1e-4,
+        "…and the node's grad_norm is also below this",
+        Origin::Published("AutoTrainer beta_2 = 1e-4 (monitor.py gradient_issue)");
+    vanishing_mean_abs = 1e-7,
+        "VANISHING when a node's grad_mean_abs is below this, whatever its neighbours",
+        Origin::Published("SageMaker Debugger VanishingGradient threshold = 1e-7");
+    exploding_ratio = 70.0,
+        "EXPLODING when a node's grad_norm over the last node's grad_norm is above this",
+        Origin::Published("AutoTrainer beta_3 = 70 (monitor.py gradient_issue)");
+    exploding_growth = 100.0,
+        "EXPLODING also when the run's gradient norm (every node's together) is more than this \
+         times its smallest value at an earlier forward judged",
+        Origin::Ours(
+            "AutoTrainer's beta_3 compares layers at one step; a learning rate too high grows \
+             every layer at once, so growth over time is judged too, at two decades",
+        );
+    dead_layer_fraction = 0.5,
+        "DEAD when a ReLU-like node's dead_unit_fraction is above this",
+        Origin::Published("SageMaker Debugger DeadRelu threshold_layer = 50 %");
+    saturated_layer_fraction = 0.5,
+        "SATURATED when a tanh/sigmoid-like node's saturated_unit_fraction is above this",
+        Origin::Published("SageMaker Debugger SaturatedActivation threshold_layer = 50 %");
+    saturated_output_fraction = 0.5,
+        "SATURATED also when a tanh/sigmoid-like node's act_saturated_fraction is above this",
+        Origin::Ours(
             "Karpathy (makemore part 3) reads the share of |tanh| > 0.97 by eye and publishes no \
              bound; with small batches hardly any unit is saturated on 99 % of its samples",
-        ),
-    },
-    Bound {
-        name: "stalled_update_ratio",
-        default: 1e-6,
-        meaning: "STALLED when a node's update_ratio is below this",
-        origin: Origin::Ours(
+        );
+    stalled_update_ratio = 1e-6,
+        "STALLED when a node's update_ratio is below this",
+        Origin::Ours(
             "three decades under CS231n's healthy ~1e-3; SageMaker WeightUpdateRatio's \
              published small_threshold 1e-8 only catches frozen tensors",
-        ),
-    },
-    Bound {
-        name: "overstepping_update_ratio",
-        default: 1.0,
-        meaning: "OVERSTEPPING when a node's update_ratio is above this",
-        origin: Origin::Ours(
+        );
+    overstepping_update_ratio = 1.0,
+        "OVERSTEPPING when a node's update_ratio is above this",
+        Origin::Ours(
             "an update as large as the weights it moves; CS231n calls ~1e-3 healthy and 1e-2 \
              still fine for a small net; SageMaker's published large_threshold is 10",
-        ),
-    },
-    Bound {
-        name: "dead_channels_min",
-        default: 1.0,
-        meaning: "DEAD_CHANNELS(n) when a ReLU-like node has at least this many dead_units",
-        origin: Origin::Ours("any dead channel is worth naming; no published count exists"),
-    },
-    Bound {
-        name: "ignored_channels_min",
-        default: 1.0,
-        meaning: "IGNORED_CHANNELS(n) when a node has at least this many ignored_units",
-        origin: Origin::Ours(
+        );
+    dead_channels_min = 1.0,
+        "DEAD_CHANNELS(n) when a ReLU-like node has at least this many dead_units",
+        Origin::Ours("any dead channel is worth naming; no published count exists");
+    dead_channels_fraction = 0.1,
+        "…and at least this share of the node's units",
+        Origin::Ours(
+            "a few dead units in a wide healthy ReLU layer are common; a tenth of the width is a fault",
+        );
+    ignored_channels_min = 1.0,
+        "IGNORED_CHANNELS(n) when a node has at least this many ignored_units",
+        Origin::Ours(
             "continual backprop replaces the lowest-utility share and publishes no count",
-        ),
-    },
-    Bound {
-        name: "leakage_cka",
-        default: 0.9,
-        meaning: "LEAKAGE when the linear CKA between two groups declared apart is at least this",
-        origin: Origin::Ours(
+        );
+    ignored_channels_fraction = 0.1,
+        "…and at least this share of the node's units",
+        Origin::Ours("as dead_channels_fraction: a few low-utility units are what training leaves");
+    leakage_cka = 0.9,
+        "LEAKAGE when the linear CKA between two groups declared apart is at least this",
+        Origin::Ours(
             "no published CKA leak bound; 1 is the same information up to rotation and scale",
-        ),
-    },
-    Bound {
-        name: "narrowing_erank_fraction",
-        default: 0.05,
-        meaning: "NARROWING when update_erank (else grad_erank) over rank_dims is below this",
-        origin: Origin::Ours(
+        );
+    narrowing_erank_fraction = 0.05,
+        "NARROWING when update_erank (else grad_erank) over rank_dims is below this",
+        Origin::Ours(
             "papers track the decline of effective rank (Roy & Vetterli 2007) and publish no bound",
-        ),
-    },
-    Bound {
-        name: "missing_norm_var_growth",
-        default: 10.0,
-        meaning: "MISSING_NORMALISATION when act_var grows by more than this factor over a \
+        );
+    missing_norm_var_growth = 10.0,
+        "MISSING_NORMALISATION when act_var grows by more than this factor over a \
                   stretch of nodes with no normalisation node",
-        origin: Origin::Published(
+        Origin::Published(
             "SageMaker Debugger PoorWeightInitialization: max/min activation variance > 10",
-        ),
-    },
-    Bound {
-        name: "plasticity_param_growth",
-        default: 1.1,
-        meaning: "LOSING_PLASTICITY needs param_mean_abs last/first at least this…",
-        origin: Origin::Ours(
+        );
+    plasticity_param_growth = 1.1,
+        "LOSING_PLASTICITY needs param_mean_abs last/first at least this…",
+        Origin::Ours(
             "Dohare et al. 2024 track the trend of mean |theta| and publish no bound",
-        ),
-    },
-    Bound {
-        name: "plasticity_dormant_rise",
-        default: 0.05,
-        meaning: "…and dormant_unit_fraction last minus first at least this…",
-        origin: Origin::Ours("Dohare et al. 2024, Sokar et al. 2023 track the trend, no bound"),
-    },
-    Bound {
-        name: "plasticity_erank_drop",
-        default: 0.1,
-        meaning: "…and feature_erank fallen by at least this share of its first value…",
-        origin: Origin::Ours("Dohare et al. 2024 track the fall of effective rank, no bound"),
-    },
-    Bound {
-        name: "plasticity_min_points",
-        default: 3.0,
-        meaning: "…over a history of at least this many forwards with all three measured",
-        origin: Origin::Ours("a trend needs more than two points"),
-    },
-];
+        );
+    plasticity_dormant_rise = 0.05,
+        "…and dormant_unit_fraction last minus first at least this…",
+        Origin::Ours("Dohare et al. 2024, Sokar et al. 2023 track the trend, no bound");
+    plasticity_erank_drop = 0.1,
+        "…and feature_erank fallen by at least this share of its first value…",
+        Origin::Ours("Dohare et al. 2024 track the fall of effective rank, no bound");
+    plasticity_min_points = 3.0,
+        "…over a history of at least this many forwards with all three measured",
+        Origin::Ours("a trend needs more than two points");
+    persist_window = 10.0,
+        "A flag is the run's when it held on persist_count of the last persist_window forwards \
+         judged (in proportion when fewer were judged)…",
+        Origin::Ours("ten forwards: one noisy forward is not a fault, a trend over ten is");
+    persist_count = 5.0,
+        "…this many of them",
+        Origin::Ours("half the window, so a flag that flickers on and off still counts");
+    start_forwards = 20.0,
+        "A flag that held only at forwards within this many of the first one judged, and not \
+         in the last window, is a transient of the fresh initialisation, not the run's fault",
+        Origin::Ours("the first steps of a fresh initialisation settle within tens of steps");
+}
 
 /// Why a threshold could not be read or set.
 #[derive(Debug, Clone, PartialEq)]
@@ -194,27 +213,6 @@ impl fmt::Display for ThresholdError {
 
 impl std::error::Error for ThresholdError {}
 
-/// The bounds a verdict is taken at: one value per entry of [`BOUNDS`], defaults unless set.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Thresholds {
-    values: Vec<f64>,
-}
-
-impl Default for Thresholds {
-    fn default() -> Self {
-        Thresholds {
-            values: BOUNDS.iter().map(|b| b.default).collect(),
-        }
-    }
-}
-
-fn index_of(name: &str) -> Result<usize, ThresholdError> {
-    BOUNDS
-        .iter()
-        .position(|b| b.name == name)
-        .ok_or_else(|| ThresholdError::Unknown { name: name.into() })
-}
-
 impl Thresholds {
     /// The defaults.
     pub fn new() -> Self {
@@ -232,38 +230,31 @@ impl Thresholds {
         Ok(t)
     }
 
-    /// The value of a bound by name.
+    /// The value of a bound by name; an unknown name is refused with the list of known ones.
     pub fn get(&self, name: &str) -> Result<f64, ThresholdError> {
-        Ok(self.values[index_of(name)?])
+        self.value(name)
+            .ok_or_else(|| ThresholdError::Unknown { name: name.into() })
     }
 
     /// Set a bound by name; unknown names and non-finite values are refused.
     pub fn set(&mut self, name: &str, value: f64) -> Result<(), ThresholdError> {
-        let i = index_of(name)?;
+        let slot = self
+            .slot(name)
+            .ok_or_else(|| ThresholdError::Unknown { name: name.into() })?;
         if !value.is_finite() {
             return Err(ThresholdError::NotFinite {
                 name: name.into(),
                 value,
             });
         }
-        self.values[i] = value;
+        *slot = value;
         Ok(())
     }
-
-    /// Every bound with its value, in the order of [`BOUNDS`].
-    pub fn as_dict(&self) -> Vec<(&'static str, f64)> {
-        BOUNDS
-            .iter()
-            .map(|b| b.name)
-            .zip(self.values.iter().copied())
-            .collect()
-    }
-
-    /// The value of a bound known to exist (the rules' own names); the default if not.
-    pub(crate) fn of(&self, name: &'static str) -> f64 {
-        index_of(name).map(|i| self.values[i]).unwrap_or(f64::NAN)
-    }
 }
+
+/// The bounds every flag is judged at (how long a flag must hold to be the run's), not one
+/// flag's own.
+pub const EVERY_FLAG: &[&str] = &["persist_window", "persist_count", "start_forwards"];
 
 /// The bound with this name, if there is one.
 pub fn bound(name: &str) -> Option<&'static Bound> {

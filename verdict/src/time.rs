@@ -34,14 +34,14 @@ fn losing(readings: &[Reading], t: &Thresholds) -> bool {
     let (Some(first), Some(last)) = (readings.first(), readings.last()) else {
         return false;
     };
-    if (readings.len() as f64) < t.of("plasticity_min_points") {
+    if (readings.len() as f64) < t.plasticity_min_points {
         return false;
     }
     let grown = first.param_mean_abs > 0.0
-        && last.param_mean_abs / first.param_mean_abs >= t.of("plasticity_param_growth");
-    let quieter = last.dormant - first.dormant >= t.of("plasticity_dormant_rise");
-    let narrower = first.erank > 0.0
-        && (first.erank - last.erank) / first.erank >= t.of("plasticity_erank_drop");
+        && last.param_mean_abs / first.param_mean_abs >= t.plasticity_param_growth;
+    let quieter = last.dormant - first.dormant >= t.plasticity_dormant_rise;
+    let narrower =
+        first.erank > 0.0 && (first.erank - last.erank) / first.erank >= t.plasticity_erank_drop;
     grown && quieter && narrower
 }
 
