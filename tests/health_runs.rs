@@ -16,7 +16,7 @@ const N: usize = HEALTHY.n;
 const H: usize = HEALTHY.h;
 use somatize::health::{linear_cka, measure_forward, Step};
 use somatize::tensor::TypedTensor;
-use somatize::verdict::{diagnose, Flag, FlagKind, Forward, Thresholds, Verdict};
+use somatize::verdict::{judge, Flag, FlagKind, Forward, Judgement, Thresholds};
 
 fn graph(act: Act) -> Vec<(String, String)> {
     let kind = match act {
@@ -47,8 +47,8 @@ fn record(recipe: Recipe) -> Vec<Forward> {
         .collect()
 }
 
-fn judged(forwards: &[Forward]) -> Verdict {
-    diagnose(forwards, &Thresholds::default())
+fn judged(forwards: &[Forward]) -> Judgement {
+    judge(forwards, &Thresholds::default())
 }
 
 #[test]
@@ -61,14 +61,14 @@ fn the_healthy_runs_raise_none_of_the_basic_flags_and_learn() {
             "the healthy {what} run learns"
         );
         let v = judged(&forwards);
-        for (node, flags) in v.iter() {
-            for f in flags {
-                assert!(
-                    !BASIC.contains(&f.kind),
-                    "healthy {what} run raised {f} at {node}: {:?}",
-                    v.to_names()
-                );
-            }
+        for f in v.findings() {
+            assert!(
+                !BASIC.contains(&f.flag.kind),
+                "healthy {what} run raised {} at {}: {:?}",
+                f.flag,
+                f.node,
+                v.verdict.to_names()
+            );
         }
     }
 }
@@ -147,9 +147,9 @@ fn each_sick_run_shows_its_flag_where_it_is() {
     for (what, recipe, node, flag) in cases {
         let v = judged(&record(recipe));
         assert!(
-            v.flags_of(node).contains(&flag),
-            "{what}: wanted {flag} at {node}, got {:?}",
-            v.to_names()
+            v.findings().any(|f| f.node == node && f.flag == flag),
+            "{what}: wanted {flag} at {node}, got {:#?}",
+            v.faults
         );
     }
 }
@@ -163,21 +163,23 @@ fn a_learning_rate_far_too_high_oversteps_then_breaks() {
     });
     let early = judged(&forwards[..2]);
     assert!(
-        early
-            .iter()
-            .any(|(_, f)| f.iter().any(|f| f.kind == FlagKind::Overstepping)),
-        "the first update oversteps: {:?}",
-        early.to_names()
+        early.shows(None, FlagKind::Overstepping),
+        "the first update oversteps: {:#?}",
+        early.faults
     );
     let late = judged(&forwards);
-    let broke = late.iter().any(|(_, f)| {
-        f.iter()
-            .any(|f| matches!(f.kind, FlagKind::Nan | FlagKind::Inf))
-    });
+    let head = late.faults.first().map(|f| f.root.flag.kind);
     assert!(
-        broke,
-        "40 steps at lr 200 break a number: {:?}",
-        late.to_names()
+        matches!(head, Some(FlagKind::Nan | FlagKind::Inf)),
+        "40 steps at lr 200 break a number, and that comes first: {:#?}",
+        late.faults
+    );
+    // What came before it is folded under it: one row.
+    assert_eq!(
+        late.verdict.iter().count(),
+        1,
+        "{:?}",
+        late.verdict.to_names()
     );
 }
 
@@ -225,6 +227,7 @@ fn a_stretch_with_no_normalisation_grows_and_a_layernorm_stops_it() {
         let nodes = measure_forward(&graph, &step, None).unwrap();
         let v = judged(&[Forward { number: 0, nodes }]);
         let at: Vec<String> = v
+            .verdict
             .iter()
             .filter(|(_, f)| f.iter().any(|f| f.kind == FlagKind::MissingNormalisation))
             .map(|(n, _)| n.to_string())

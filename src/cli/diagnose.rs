@@ -119,33 +119,70 @@ pub fn print_diagnosis(h: &RunHealth, d: &Diagnosis, from: Option<&Path>) {
         d.run,
         d.forwards.len()
     );
-    let alerts = h.alerts(d);
-    if alerts.is_empty() {
-        println!("  no flag raised: no measured number crossed a bound (`somatize seen` says what was measured)");
-        return;
-    }
-    let nw = alerts
-        .iter()
-        .map(|a| a.node.len())
-        .max()
-        .unwrap_or(4)
-        .max(4);
-    let fw = alerts
-        .iter()
-        .map(|a| a.flag.len())
-        .max()
-        .unwrap_or(4)
-        .max(4);
-    println!(
-        "  {:<nw$}  {:<fw$}  {:>5}  what to do",
-        "node", "flag", "since"
-    );
-    for a in alerts {
+    let j = &d.judgement;
+    if let Some(at) = j.nonfinite_at {
         println!(
-            "  {:<nw$}  {:<fw$}  {:>5}  {}",
-            a.node, a.flag, a.first_forward, a.advice
+            "  a number stopped being one at forward {at}: the {} forwards before it are judged",
+            j.judged.len()
         );
     }
+    let alerts = h.alerts(d);
+    if alerts.is_empty() {
+        println!("  no flag raised: no measured number crossed a bound for long enough (`somatize seen` says what was measured)");
+    } else {
+        let nw = alerts
+            .iter()
+            .map(|a| a.node.len())
+            .max()
+            .unwrap_or(4)
+            .max(4);
+        let fw = alerts
+            .iter()
+            .map(|a| a.flag.len())
+            .max()
+            .unwrap_or(4)
+            .max(4);
+        println!(
+            "  {:<nw$}  {:<fw$}  {:>5}  {:>5}  {:>7}  what to do",
+            "node", "flag", "since", "until", "held"
+        );
+        for a in &alerts {
+            println!(
+                "  {:<nw$}  {:<fw$}  {:>5}  {:>5}  {:>7}  {}",
+                a.node,
+                a.flag,
+                a.first_forward,
+                a.until,
+                format!("{}/{}", a.window.0, a.window.1),
+                a.advice
+            );
+            let evidence: Vec<String> = a
+                .evidence
+                .iter()
+                .map(|(k, v)| match v {
+                    Some(v) => format!("{k} {v:.3e}"),
+                    None => format!("{k} NaN"),
+                })
+                .collect();
+            if !evidence.is_empty() {
+                println!("  {:<nw$}  taken on: {}", "", evidence.join(", "));
+            }
+            if !a.folded.is_empty() {
+                println!("  {:<nw$}  explains: {}", "", a.folded.join("; "));
+            }
+        }
+    }
+    let said = |what: &str, list: &[somatize_verdict::Finding]| {
+        if !list.is_empty() {
+            let items: Vec<String> = list
+                .iter()
+                .map(|f| format!("{} at {} ({}..{})", f.flag, f.node, f.since, f.until))
+                .collect();
+            println!("  {what}: {}", items.join("; "));
+        }
+    };
+    said("held only at the start, then went away", &j.transients);
+    said("held for a while earlier, then went away", &j.passed);
 }
 
 pub fn seen(args: SeenArgs) -> Result<ExitCode, String> {

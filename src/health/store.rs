@@ -10,7 +10,7 @@ use crate::store::{Fact, NodeStats, ScanItem, Store, StoreError, StoreFs};
 use serde::Serialize;
 use serde_json::{json, Value};
 use somatize_verdict::{
-    about, diagnose as judge, verdict, Flag, FlagKind, Forward, NodeSeen, Thresholds, Verdict,
+    about, judge, Finding, Flag, Forward, Judgement, NodeSeen, Thresholds, Verdict,
 };
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -220,21 +220,61 @@ pub fn read<F: StoreFs>(
 #[derive(Debug, Clone, PartialEq)]
 pub struct Diagnosis {
     pub run: String,
-    /// The forwards judged (their numbers, oldest first).
+    /// The forwards read (their numbers, oldest first).
     pub forwards: Vec<u64>,
+    /// The root flags of the faults, `{where: [flag, …]}` (the seed's shape).
     pub verdict: Verdict,
+    /// The whole answer over time: faults with what they fold, transients, what passed, the
+    /// forwards judged and the first non-finite one.
+    pub judgement: Judgement,
     pub thresholds: Thresholds,
+}
+
+/// A finding as JSON: `{node, flag, since, until, held, window: {held, of}, evidence}`.
+fn finding_json(f: &Finding) -> Value {
+    let evidence: serde_json::Map<String, Value> = f
+        .evidence
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                serde_json::Number::from_f64(*v).map_or(Value::Null, Value::Number),
+            )
+        })
+        .collect();
+    json!({
+        "node": f.node,
+        "flag": f.flag.to_string(),
+        "since": f.since,
+        "until": f.until,
+        "held": f.held,
+        "window": {"held": f.in_window.0, "of": f.in_window.1},
+        "evidence": evidence,
+    })
 }
 
 impl Diagnosis {
     /// `{"run", "forwards": {"count", "first", "last"}, "diagnosis": {where: [flag, …]},
-    /// "thresholds": {name: value, …}}`: the verdict written out with its bounds.
+    /// "faults": [{root finding…, "folded": [finding, …]}], "transients": [finding, …],
+    /// "passed": [finding, …], "judged": {"count", "first", "last"}, "nonfinite_at",
+    /// "thresholds": {name: value, …}}`: the verdict written out with its bounds. `diagnosis`
+    /// holds the faults' roots only, so it has one row per fault.
     pub fn to_json(&self) -> Value {
         let diagnosis: serde_json::Map<String, Value> = self
             .verdict
             .to_names()
             .into_iter()
             .map(|(node, flags)| (node, json!(flags)))
+            .collect();
+        let j = &self.judgement;
+        let faults: Vec<Value> = j
+            .faults
+            .iter()
+            .map(|f| {
+                let mut v = finding_json(&f.root);
+                v["folded"] = Value::Array(f.folded.iter().map(finding_json).collect());
+                v
+            })
             .collect();
         json!({
             "run": self.run,
@@ -244,21 +284,39 @@ impl Diagnosis {
                 "last": self.forwards.last(),
             },
             "diagnosis": diagnosis,
+            "faults": faults,
+            "transients": j.transients.iter().map(finding_json).collect::<Vec<_>>(),
+            "passed": j.passed.iter().map(finding_json).collect::<Vec<_>>(),
+            "judged": {
+                "count": j.judged.len(),
+                "first": j.judged.first(),
+                "last": j.judged.last(),
+            },
+            "nonfinite_at": j.nonfinite_at,
             "thresholds": serde_json::to_value(AsJson(&self.thresholds)).unwrap_or(Value::Null),
         })
     }
 }
 
-/// What is wrong, loudly: one flag at one place, since when, and what to do.
+/// What is wrong, loudly: one fault, where it starts, since when, and what to do.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Alert {
-    /// Where (a node, or node.path for a submodule).
+    /// Where it starts (a node, or node.path for a submodule).
     pub node: String,
     /// The flag as raised (`DEAD_CHANNELS(3)`).
     pub flag: String,
-    /// The first forward looked at whose own numbers raise this flag here (for
-    /// LOSING_PLASTICITY, a trend, the last forward).
+    /// The first forward judged whose own numbers raise it here (for LOSING_PLASTICITY, a
+    /// trend, the first forward judged; for NAN/INF, the forward it appeared at).
     pub first_forward: u64,
+    /// The last forward judged that raises it here.
+    pub until: u64,
+    /// On how many forwards judged it held, and on how many of the last window's.
+    pub held: usize,
+    pub window: (usize, usize),
+    /// The numbers it was taken on (the metrics its rule reads, at `until`).
+    pub evidence: BTreeMap<String, Option<f64>>,
+    /// What it explains, folded under it: `FLAG at node (since forward)`.
+    pub folded: Vec<String>,
     /// What it means.
     pub means: &'static str,
     /// What to do about it.
@@ -306,12 +364,14 @@ impl RunHealth {
         seen
     }
 
-    /// The verdict at `t` over the forwards read (LOSING_PLASTICITY over all of them).
+    /// The verdict at `t` over the forwards read, judged over time.
     pub fn diagnose(&self, t: &Thresholds) -> Diagnosis {
+        let judgement = judge(&self.forwards, t);
         Diagnosis {
             run: self.run.clone(),
             forwards: self.forwards.iter().map(|f| f.number).collect(),
-            verdict: judge(&self.forwards, t),
+            verdict: judgement.verdict.clone(),
+            judgement,
             thresholds: t.clone(),
         }
     }
@@ -337,37 +397,37 @@ impl RunHealth {
         fold(&d.verdict, &refs)
     }
 
-    /// What is wrong, loudly: every flag of the diagnosis with the first forward whose own
-    /// numbers raise it and the advice, in the verdict's order.
+    /// What is wrong, loudly: one alert per fault of the diagnosis (the head first), with
+    /// what it folds, its evidence and the advice.
     pub fn alerts(&self, d: &Diagnosis) -> Vec<Alert> {
-        let mut first: HashMap<(String, FlagKind), u64> = HashMap::new();
-        for f in &self.forwards {
-            for (node, flags) in verdict(&f.nodes, &d.thresholds).iter() {
-                for flag in flags {
-                    first
-                        .entry((node.to_string(), flag.kind))
-                        .or_insert(f.number);
-                }
-            }
-        }
-        let last = self.forwards.last().map_or(0, |f| f.number);
-        let mut out = Vec::new();
-        for (node, flags) in d.verdict.iter() {
-            for flag in flags {
-                let a = about(flag.kind.name());
-                out.push(Alert {
-                    node: node.to_string(),
-                    flag: flag.to_string(),
-                    first_forward: first
-                        .get(&(node.to_string(), flag.kind))
-                        .copied()
-                        .unwrap_or(last),
+        d.judgement
+            .faults
+            .iter()
+            .map(|f| {
+                let r = &f.root;
+                let a = about(r.flag.kind.name());
+                Alert {
+                    node: r.node.clone(),
+                    flag: r.flag.to_string(),
+                    first_forward: r.since,
+                    until: r.until,
+                    held: r.held,
+                    window: r.in_window,
+                    evidence: r
+                        .evidence
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.is_finite().then_some(*v)))
+                        .collect(),
+                    folded: f
+                        .folded
+                        .iter()
+                        .map(|x| format!("{} at {} (since {})", x.flag, x.node, x.since))
+                        .collect(),
                     means: a.map_or("", |a| a.means),
                     advice: a.map_or("", |a| a.todo),
-                });
-            }
-        }
-        out
+                }
+            })
+            .collect()
     }
 }
 

@@ -68,6 +68,22 @@ pub struct Judgement {
     pub nonfinite_at: Option<u64>,
 }
 
+impl Judgement {
+    /// Every finding raised, roots and what they fold, in the faults' order.
+    pub fn findings(&self) -> impl Iterator<Item = &Finding> {
+        self.faults
+            .iter()
+            .flat_map(|f| std::iter::once(&f.root).chain(f.folded.iter()))
+    }
+
+    /// Whether a flag of `kind` was raised at `node` (any node when `None`), as a root or
+    /// folded under one.
+    pub fn shows(&self, node: Option<&str>, kind: FlagKind) -> bool {
+        self.findings()
+            .any(|f| f.flag.kind == kind && node.is_none_or(|n| n == f.node))
+    }
+}
+
 /// Which flags a fault of `parent` explains when it started no later than them.
 fn explains(parent: FlagKind, child: FlagKind) -> bool {
     use FlagKind::*;
