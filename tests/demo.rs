@@ -405,7 +405,7 @@ fn every_condition_names_its_flags() {
             c.name,
             c.raises
         );
-        for flag in c.raises.iter().chain(c.may_also) {
+        for flag in c.raises.iter().chain(c.before) {
             assert!(
                 somatize::verdict::is_flag(flag),
                 "{}: {flag} is not a flag",

@@ -115,7 +115,7 @@ pub fn print_diagnosis(h: &RunHealth, d: &Diagnosis, from: Option<&Path>) {
         _ => "no forward".into(),
     };
     println!(
-        "run {}: {} forwards judged ({span}) at {at}",
+        "run {}: {} forwards read ({span}) at {at}",
         d.run,
         d.forwards.len()
     );

@@ -11,11 +11,12 @@ pub struct Condition {
     pub name: &'static str,
     /// One line: what is wrong, and what it does to the numbers.
     pub description: &'static str,
-    /// The flags the run must raise (none for `healthy`).
+    /// The flags the run raises, each the root of one fault, and nothing else (none for
+    /// `healthy`).
     pub raises: &'static [&'static str],
-    /// Flags that follow from the same fault and may be raised too (e.g. saturated units
-    /// pass almost no gradient, so the layers before them also stall).
-    pub may_also: &'static [&'static str],
+    /// Flags that must show before the first NaN/Inf, folded under it (the exploding run's
+    /// EXPLODING); empty for the others.
+    pub before: &'static [&'static str],
     pub(crate) layers: &'static [LayerSpec],
     pub(crate) lr: f32,
     pub(crate) weight_decay: f32,
@@ -131,7 +132,7 @@ pub const CONDITIONS: &[Condition] = &[
         name: "healthy",
         description: "ReLU MLP, He init, learning rate 0.05: the loss falls and nothing is wrong",
         raises: &[],
-        may_also: &[],
+        before: &[],
         layers: RELU_MLP,
         lr: 0.05,
         weight_decay: 0.0,
@@ -142,9 +143,7 @@ pub const CONDITIONS: &[Condition] = &[
         description: "ten sigmoid layers: each multiplies the gradient by at most 1/4, so the \
                       first layers get almost none",
         raises: &["VANISHING"],
-        // The stack maps every sample to nearly the same features by fc7 (feature effective
-        // rank about 1), so the gradients and updates of those layers are rank one.
-        may_also: &["STALLED", "NARROWING"],
+        before: &[],
         layers: DEEP_SIGMOID,
         lr: 0.1,
         weight_decay: 0.0,
@@ -155,16 +154,7 @@ pub const CONDITIONS: &[Condition] = &[
         description: "learning rate 20 on a two-hidden-layer ReLU MLP: the weights blow up until \
                       the loss is NaN",
         raises: &["NAN"],
-        may_also: &[
-            "INF",
-            "EXPLODING",
-            "VANISHING",
-            "STALLED",
-            "OVERSTEPPING",
-            "DEAD",
-            "DEAD_CHANNELS",
-            "IGNORED_CHANNELS",
-        ],
+        before: &["EXPLODING"],
         layers: DEEP_RELU_MLP,
         lr: 20.0,
         weight_decay: 0.0,
@@ -174,8 +164,8 @@ pub const CONDITIONS: &[Condition] = &[
         name: "dead_relu",
         description: "hidden biases at -4: most ReLU units output 0 on every sample, so they pass \
                       no gradient and never learn again",
-        raises: &["DEAD", "DEAD_CHANNELS"],
-        may_also: &[],
+        raises: &["DEAD"],
+        before: &[],
         layers: DEAD_MLP,
         lr: 0.05,
         weight_decay: 0.0,
@@ -186,9 +176,7 @@ pub const CONDITIONS: &[Condition] = &[
         description: "tanh MLP with init gain 200: most units sit at ±1 on every sample, where \
                       the derivative is nothing",
         raises: &["SATURATED"],
-        // A saturated unit passes no gradient, so the gradient of the layer after it spans
-        // only the few units still live: NARROWING.
-        may_also: &["STALLED", "VANISHING", "MISSING_NORMALISATION", "NARROWING"],
+        before: &[],
         layers: HOT_TANH,
         lr: 0.1,
         weight_decay: 0.0,
@@ -199,7 +187,7 @@ pub const CONDITIONS: &[Condition] = &[
         description: "learning rate 1e-7 on the healthy MLP: each step moves the weights by less \
                       than a millionth of themselves",
         raises: &["STALLED"],
-        may_also: &[],
+        before: &[],
         layers: RELU_MLP,
         lr: 1e-7,
         weight_decay: 0.0,
@@ -211,7 +199,7 @@ pub const CONDITIONS: &[Condition] = &[
                       each weight and writes the gradient step in its place, so each update is \
                       as large as the weights and nothing is learnt",
         raises: &["OVERSTEPPING"],
-        may_also: &["DEAD_CHANNELS", "IGNORED_CHANNELS", "MISSING_NORMALISATION"],
+        before: &[],
         layers: NORMED_MLP,
         lr: 2.0,
         weight_decay: 0.5,

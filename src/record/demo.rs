@@ -84,8 +84,13 @@ pub fn step_forward(
     run: &str,
     graph: &Graph,
     r: &StepRecord,
+    whole: bool,
 ) -> Result<ForwardRecord<'static>, DemoError> {
-    let (now, before) = step_tensors(r);
+    let (mut now, before) = step_tensors(r);
+    if !whole {
+        // The cheap half only: parameters, gradients, the update and the loss; no output.
+        now.retain(|k, _| !k.starts_with("act."));
+    }
     let stats = step_stats(graph, &now, Some(&before)).map_err(|error| DemoError::Measure {
         run: run.to_string(),
         step: r.step,
@@ -101,10 +106,13 @@ pub fn step_forward(
         facts.push(f);
     }
     facts.push(Fact::loss(r.loss));
-    let tensors = now
-        .iter()
-        .map(|(k, t)| TensorBytes::from_typed(k, t))
-        .collect();
+    let tensors = if whole {
+        now.iter()
+            .map(|(k, t)| TensorBytes::from_typed(k, t))
+            .collect()
+    } else {
+        Vec::new()
+    };
     Ok(ForwardRecord {
         forward: r.step,
         facts,
@@ -143,8 +151,10 @@ pub fn remove_demo_run(store: &Path, run: &str) -> Result<bool, DemoError> {
     Ok(true)
 }
 
-/// Train `condition` for `steps` steps and record step 0, every `every`-th and the last as
-/// run `condition.name` of the store at `store` (writer `demo`), with its graph.
+/// Train `condition` for `steps` steps and record it as run `condition.name` of the store at
+/// `store` (writer `demo`), with its graph: every step's cheap numbers (parameters, gradients,
+/// the update and the loss: what says a run blew up or stalled, whatever the sampling), and
+/// step 0, every `every`-th and the last whole (activations measured, tensors kept).
 pub fn record_condition(
     store: &Path,
     condition: &Condition,
@@ -166,11 +176,13 @@ pub fn record_condition(
     let graph = Graph::of(demo::graph(condition));
     write_graph(store, run, &graph).map_err(DemoError::Store)?;
     let mut failed: Option<DemoError> = None;
-    let summary = demo::train(condition, steps, every, &mut |r| {
+    let every = every.max(1);
+    let summary = demo::train(condition, steps, 1, &mut |r| {
         if failed.is_some() {
             return;
         }
-        let written = step_forward(run, &graph, r)
+        let whole = r.step % every == 0 || r.step + 1 == steps;
+        let written = step_forward(run, &graph, r, whole)
             .and_then(|f| rec.record(&f).map(|_| ()).map_err(DemoError::Store));
         if let Err(e) = written {
             failed = Some(e);

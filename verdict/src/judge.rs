@@ -104,6 +104,7 @@ fn explains(parent: FlagKind, child: FlagKind) -> bool {
             | (Saturated, IgnoredChannels)
             | (Saturated, Vanishing)
             | (Stalled, Narrowing)
+            | (Overstepping, IgnoredChannels)
             | (Exploding, Overstepping)
             | (Overstepping, Exploding)
             | (MissingNormalisation, Exploding)
@@ -277,8 +278,8 @@ pub fn judge(forwards: &[Forward], t: &Thresholds) -> Judgement {
     let order: Vec<&str> = declaration_order(forwards);
     let rank: HashMap<&str, usize> = order.iter().enumerate().map(|(i, n)| (*n, i)).collect();
 
-    let window = (t.persist_window.max(1.0) as usize).min(judged.len());
-    let need = needed(window, t);
+    let full_window = t.persist_window.max(1.0) as usize;
+    let window = full_window.min(judged.len());
     let start_limit = numbers
         .first()
         .map(|f| f.saturating_add(t.start_forwards.max(0.0) as u64));
@@ -291,16 +292,28 @@ pub fn judge(forwards: &[Forward], t: &Thresholds) -> Judgement {
     for key in &h.order {
         let list = &h.at[key];
         let (node, kind) = key;
-        let idx: Vec<usize> = list.iter().map(|(i, _, _)| *i).collect();
-        let in_window = idx.iter().filter(|i| **i >= judged.len() - window).count();
+        // The forwards that measured what this flag's rule reads at this node: a flag is
+        // judged over those (activations may be measured every k-th forward only).
+        let measured = measured_at(judged, node, *kind);
+        // Positions in `measured` of the forwards it held on.
+        let pos: Vec<usize> = list
+            .iter()
+            .filter_map(|(i, _, _)| measured.binary_search(i).ok())
+            .collect();
+        let window = full_window.min(measured.len());
+        let need = needed(window, t);
+        let in_window = pos
+            .iter()
+            .filter(|p| **p >= measured.len() - window)
+            .count();
         let (last_i, last_flag, extra) = list[list.len() - 1];
         let at_node = judged[last_i].nodes.iter().find(|n| &n.name == node);
         let finding = Finding {
             node: node.clone(),
             flag: last_flag,
-            since: judged[idx[0]].number,
+            since: judged[list[0].0].number,
             until: judged[last_i].number,
-            held: idx.len(),
+            held: list.len(),
             in_window: (in_window, window),
             evidence: evidence(
                 at_node,
@@ -308,14 +321,19 @@ pub fn judge(forwards: &[Forward], t: &Thresholds) -> Judgement {
                 extra.map(|x| ("grad_norm_growth".to_string(), x)),
             ),
         };
-        if in_window >= need {
+        // Measured only at the start of a run that went on: what it says is the start's.
+        let only_at_start = start_limit.is_some_and(|s| {
+            measured.last().is_some_and(|&i| judged[i].number <= s)
+                && numbers.last().is_some_and(|&l| l > s)
+        });
+        if in_window >= need && !only_at_start {
             ongoing.push(finding);
-        } else if head.is_some() && last_i + 1 == judged.len() {
-            // Held on the forward right before the first NaN/Inf: what came before it.
+        } else if head.is_some() && pos.last().is_some_and(|p| p + 1 == measured.len()) {
+            // Held on the last forward measured before the first NaN/Inf: what came before it.
             precursors.push(finding);
         } else if start_limit.is_some_and(|s| finding.until <= s) {
             transients.push(finding);
-        } else if persisted_somewhere(&idx, window, need) {
+        } else if persisted_somewhere(&pos, window, need) {
             passed.push(finding);
         }
     }
@@ -387,6 +405,46 @@ pub fn judge(forwards: &[Forward], t: &Thresholds) -> Judgement {
         judged: numbers,
         nonfinite_at,
     }
+}
+
+/// The metrics that decide a flag of `kind` (what must have been measured for its rule to be
+/// asked at all).
+fn reads(kind: FlagKind) -> &'static [&'static str] {
+    use FlagKind::*;
+    match kind {
+        Nan => &[m::NAN, m::LOSS],
+        Inf => &[m::INF, m::LOSS],
+        Vanishing => &[m::GRAD_NORM, m::GRAD_MEAN_ABS],
+        Exploding => &[m::GRAD_NORM],
+        Dead => &[m::DEAD_UNIT_FRACTION],
+        Saturated => &[m::SATURATED_UNIT_FRACTION, m::ACT_SATURATED_FRACTION],
+        Stalled | Overstepping => &[m::UPDATE_RATIO],
+        DeadChannels => &[m::DEAD_UNITS],
+        IgnoredChannels => &[m::IGNORED_UNITS],
+        Leakage => &[m::CKA],
+        Narrowing => &[m::UPDATE_ERANK, m::GRAD_ERANK],
+        MissingNormalisation => &[m::ACT_VAR],
+        LosingPlasticity => &[
+            m::PARAM_MEAN_ABS,
+            m::DORMANT_UNIT_FRACTION,
+            m::FEATURE_ERANK,
+        ],
+    }
+}
+
+/// The indices of the forwards in `judged` whose `node` has a metric that decides `kind`.
+fn measured_at(judged: &[Forward], node: &str, kind: FlagKind) -> Vec<usize> {
+    let metrics = reads(kind);
+    judged
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| {
+            f.nodes
+                .iter()
+                .any(|n| n.name == node && metrics.iter().any(|m| n.metrics.contains_key(*m)))
+        })
+        .map(|(i, _)| i)
+        .collect()
 }
 
 /// Whether some window of `window` consecutive forwards held at least `need` of `idx`.
