@@ -395,19 +395,49 @@ export interface Figure {
   skipped: Skip[];
 }
 
-/** A diagnosis written out with the bounds it was taken at. */
+/** One flag at one node over the forwards judged: when it held, how sure, on what numbers. */
+export interface Finding {
+  node: string;
+  flag: string;
+  since: number;
+  until: number;
+  /** Forwards it held on. */
+  held: number;
+  /** Of the last window's forwards (that measured what decides it), on how many it held. */
+  window: { held: number; of: number };
+  /** The metrics its rule reads, at `until` (null for NaN). */
+  evidence: Record<string, number | null>;
+}
+/** A diagnosis written out with the bounds it was taken at, judged over time. */
 export interface Diagnosis {
   run: string;
   forwards: { count: number; first: number | null; last: number | null };
-  /** {where: [flag, …]}; a node with nothing wrong is absent. */
+  /** {where: [flag, …]}: the root of each fault; a node with nothing wrong is absent. */
   diagnosis: Record<string, string[]>;
+  /** One per fault, the first NaN/Inf first: the root finding and what it explains. */
+  faults: Array<Finding & { folded: Finding[] }>;
+  /** Flags that held only at the start of training and went away. */
+  transients: Finding[];
+  /** Flags that held persistently earlier and went away. */
+  passed: Finding[];
+  /** The forwards judged: those before the first non-finite one. */
+  judged: { count: number; first: number | null; last: number | null };
+  /** The first forward where a number stopped being one, or null. */
+  nonfinite_at: number | null;
   thresholds: Record<string, number>;
 }
-/** One flag at one place, since when, and what to do. */
+/** One fault, where it starts, since when, how sure, what it explains, and what to do. */
 export interface Alert {
   node: string;
   flag: string;
   first_forward: number;
+  until: number;
+  held: number;
+  /** [held on, of the last window's forwards]. */
+  window: [number, number];
+  evidence: Record<string, number | null>;
+  /** What it explains, folded under it: "FLAG at node (since forward)". */
+  folded: string[];
   means: string;
   advice: string;
 }

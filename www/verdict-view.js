@@ -13,15 +13,19 @@ function aboutOrUnknown(flag) {
 }
 
 /**
- * The rows of the flags table: from `alerts` (`[{node, flag, first_forward, means, advice}]`, a
- * list in the verdict's order, which is the nodes' declaration order) when given, else from
- * `verdict` (`{node: [flag, …]}`) in its key order.
+ * The rows of the flags table: from `alerts` (one per fault: `[{node, flag, first_forward,
+ * until, held, window: [held, of], evidence: {metric: value}, folded: [text], means,
+ * advice}]`, the head first) when given, else from `verdict` (`{node: [flag, …]}`) in its key
+ * order.
  */
 function rowsOf(verdict, alerts) {
   if (Array.isArray(alerts)) {
     return alerts.map((a) => {
       const about = aboutOrUnknown(a.flag);
-      return { node: String(a.node), flag: String(a.flag), since: a.first_forward,
+      return { node: String(a.node), flag: String(a.flag), since: a.first_forward, until: a.until,
+        held: a.held, window: Array.isArray(a.window) ? a.window : null,
+        evidence: a.evidence && typeof a.evidence === "object" ? Object.entries(a.evidence) : [],
+        folded: Array.isArray(a.folded) ? a.folded.map(String) : [],
         about: { ...about, means: a.means || about.means, todo: a.advice || about.todo } };
     });
   }
@@ -41,8 +45,15 @@ export function showVerdict(container, verdict, thresholds, context, alerts = nu
   const rows = rowsOf(verdict, alerts);
   const nodes = new Set(rows.map((r) => r.node)).size;
   const summary = rows.length
-    ? `${rows.length} flag${rows.length === 1 ? "" : "s"} raised on ${nodes} node${nodes === 1 ? "" : "s"}.`
+    ? (alerts
+      ? `${rows.length} fault${rows.length === 1 ? "" : "s"}, on ${nodes} node${nodes === 1 ? "" : "s"}.`
+      : `${rows.length} flag${rows.length === 1 ? "" : "s"} raised on ${nodes} node${nodes === 1 ? "" : "s"}.`)
     : "No flag raised.";
+  // How sure: on how many of the last window's forwards it held, and the numbers it was taken on.
+  const sure = (r) => el("div", {},
+    r.window ? el("p", {}, `held on ${r.window[0]} of the last ${r.window[1]} forwards measured (${r.held} in all), until forward `, numData(r.until)) : null,
+    r.evidence.length ? el("ul", { class: "evidence" }, r.evidence.map(([k, v]) => el("li", {}, el("code", {}, k), " = ", v === null ? "NaN" : num(v)))) : null);
+  const explains = (r) => r.folded.length ? el("ul", { class: "folded" }, r.folded.map((f) => el("li", {}, f))) : "—";
   const judgedAt = (about) => about.bounds.length
     ? el("ul", { class: "bounds" }, about.bounds.map((b) =>
       el("li", {}, el("code", {}, b.name), " = ", num(thresholds[b.name]),
@@ -55,7 +66,9 @@ export function showVerdict(container, verdict, thresholds, context, alerts = nu
     rows.length ? table("Flags raised, with advice", [
       { key: "node", label: "Node" },
       { key: "flag", label: "Flag", cell: (r) => el("strong", { class: "flag" }, r.flag) },
-      ...(alerts ? [{ key: "since", label: "Since forward", numeric: true, cell: (r) => numData(r.since) }] : []),
+      ...(alerts ? [{ key: "since", label: "Since forward", numeric: true, cell: (r) => numData(r.since) },
+        { key: "sure", label: "Taken on", cell: sure },
+        { key: "explains", label: "Explains", cell: explains }] : []),
       { key: "means", label: "What it means", cell: (r) => r.about.means },
       { key: "todo", label: "What to do", cell: (r) => r.about.todo },
       { key: "bounds", label: "Judged at", cell: (r) => judgedAt(r.about) },

@@ -1,6 +1,6 @@
 // Browser layer, the page's health views over a store written by `somatize record`: the flags
-// table lists the alerts (each flag with its first forward and advice) in the nodes'
-// declaration order, as `somatize diagnose` prints them; `where` as a table and a node's
+// table lists the alerts (one per fault, with its first forward, evidence, what it explains
+// and advice), as `somatize diagnose` prints them; `where` as a table and a node's
 // measurement over the run (`history`) as a figure hold what the package and the CLI say.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -11,9 +11,10 @@ import { openStore } from "somatize";
 import { serve, launch, openPage, shots, drawAll } from "./harness.mjs";
 import { makeStores, cli } from "../node/store-fixture.mjs";
 
-/** Bounds at which the recorded MLP (fc1 → relu → fc2) is flagged on every node, so that
- * declaration order (fc1, relu, fc2) and name order (fc1, fc2, relu) differ. */
-const BOUNDS = { stalled_update_ratio: 0.5, dead_layer_fraction: -1, vanishing_mean_abs: 0 };
+/** Bounds at which the recorded MLP (fc1 → relu → fc2) raises two faults: OVERSTEPPING rooted
+ * at fc1 (fc2's folded under it) and DEAD at relu; every update is judged too big and every
+ * ReLU layer dead, on every forward, so each holds for the whole run. */
+const BOUNDS = { overstepping_update_ratio: 0, dead_layer_fraction: -1, persist_window: 2, persist_count: 1 };
 
 let server, origin, browser, s, node, boundsFile;
 
@@ -37,10 +38,12 @@ const somatize = (...args) => execFileSync(cli, args, { encoding: "utf8", stdio:
 function cliAlerts(run) {
   const text = somatize("diagnose", s.store, "--run", run, "--thresholds", boundsFile);
   const lines = text.split("\n");
-  const head = lines.findIndex((l) => /^\s+node\s+flag\s+since\s+what to do$/.test(l));
+  const head = lines.findIndex((l) => /^\s+node\s+flag\s+since\s+until\s+held\s+what to do$/.test(l));
   assert.ok(head > 0, `a table in:\n${text}`);
-  return lines.slice(head + 1).filter((l) => l.trim()).map((l) => {
-    const [n, flag, since, ...advice] = l.trim().split(/\s{2,}/);
+  // A fault's row, then its evidence ("taken on:") and what it explains ("explains:").
+  const row = /^\s+\S+\s{2,}\S+\s{2,}\d+\s{2,}\d+\s{2,}\d+\/\d+\s{2,}/;
+  return lines.slice(head + 1).filter((l) => row.test(l)).map((l) => {
+    const [n, flag, since, , , ...advice] = l.trim().split(/\s{2,}/);
     return [n, flag, Number(since), advice.join("  ")];
   });
 }
@@ -69,14 +72,17 @@ const flagsShown = (page) => page.evaluate(() => [...document.querySelectorAll("
     cell("What to do").textContent];
 }));
 
-test("the flags table lists the alerts in declaration order, as the CLI prints them", async () => {
+test("the flags table lists one row per fault, as the CLI prints them", async () => {
   const run = "mlp";
   const { page, seen } = await openAt(run);
   const shown = await flagsShown(page);
   assert.deepEqual(shown, cliAlerts(run));
-  // The order is the nodes' declaration order (fc1, relu, fc2), not their names' order.
-  const flagged = [...new Set(shown.map(([n]) => n))];
-  assert.deepEqual(flagged, ["fc1", "relu", "fc2"], "relu is declared before fc2");
+  // One row per fault: OVERSTEPPING at fc1 (where it starts; fc2's folded under it), DEAD at relu.
+  // The diagnosis (the faults' roots) keeps the nodes' declaration order (fc1, relu, fc2).
+  const flagged = ["fc1", "relu", "fc2"].filter((n) => shown.some(([m]) => m === n));
+  assert.deepEqual(shown.map(([n, f]) => [n, f]).sort(), [["fc1", "OVERSTEPPING"], ["relu", "DEAD"]]);
+  const folded = (await node.alerts({ run, thresholds: BOUNDS }))[0].folded;
+  assert.ok(folded.some((f) => f.startsWith("OVERSTEPPING at fc2")), `${folded}`);
   const json = JSON.parse(somatize("diagnose", s.store, "--run", run, "--thresholds", boundsFile, "--json"));
   assert.deepEqual(Object.keys(json.diagnosis), flagged, "diagnose --json writes its nodes in that order too");
   assert.deepEqual(Object.keys((await node.diagnose({ run, thresholds: BOUNDS })).diagnosis), flagged, "and so does the package");
