@@ -4,6 +4,10 @@ into a store without their tensors, and write the labels.
 
     /root/.cache/somatize/torch-venv/bin/python bench/verdict/generate.py [--only A,B] [--jobs N]
     ... generate.py --reimport          # re-import the cached dumps, no training
+
+Without --only the store is made afresh. With --only the named runs are replaced in place
+(the store's append-only listing.jsonl then names them twice; commit a corpus from a full run
+or a full --reimport).
     ... generate.py --list              # the run names
 
 Everything is on CPU with one thread, deterministic algorithms and fixed seeds, and the data
@@ -71,12 +75,12 @@ def runs():
         ("cnn", "adam", 3e-3, 128, 10, 1, 200),
         ("cnn_bn", "sgd_m", 0.05, 8, 1, 0, 150),
         ("cnn_bn", "adamw", 3e-3, 128, 10, 1, 200),
-        ("rescnn", "sgd_m", 0.05, 16, 1, 0, 150),
+        ("rescnn", "sgd_m", 0.05, 16, 1, 0, 100),
         ("rescnn", "adam", 3e-3, 64, 10, 1, 200),
         ("gru", "adam", 5e-3, 16, 1, 0, 150),
         ("gru", "adamw", 5e-3, 128, 10, 1, 200),
         ("gru", "sgd_m", 0.1, 64, 10, 2, 300),
-        ("tfm", "adamw", 3e-3, 8, 1, 0, 200),
+        ("tfm", "adamw", 3e-3, 8, 1, 0, 120),
         ("tfm", "adam", 3e-3, 64, 10, 1, 300),
         ("tfm", "adamw", 3e-3, 32, 10, 2, 300),
         ("embed", "adam", 1e-2, 16, 1, 0, 150),
@@ -97,9 +101,9 @@ def runs():
 
     # Sick, each with its cause built in.
     out += [
-        R("vanishing-sigmoid10", "deep_sigmoid", "sgd", 0.1, 64, 1, 0, 100, "vanishing"),
+        R("vanishing-sigmoid10", "deep_sigmoid", "sgd", 0.1, 64, 1, 0, 60, "vanishing"),
         R("vanishing-sigmoid10-e10", "deep_sigmoid", "sgd_m", 0.05, 32, 10, 1, 200, "vanishing"),
-        R("vanishing-tanh16", "deep_tanh_small", "sgd_m", 0.05, 64, 1, 0, 100, "vanishing"),
+        R("vanishing-tanh16", "deep_tanh_small", "sgd_m", 0.05, 64, 1, 0, 60, "vanishing"),
         R("exploding-mlp", "mlp_relu_reg", "sgd_m", 0.7, 64, 1, 0, 80, "exploding", stop=1e4),
         R("exploding-mlp-tanh", "mlp_tanh_reg", "sgd_m", 0.2, 32, 1, 1, 80, "exploding",
           stop=1e4),
@@ -116,19 +120,19 @@ def runs():
         R("stalled-tfm", "tfm", "adam", 1e-9, 32, 1, 0, 60, "stalled"),
         R("frozen-mlp", "mlp_relu", "sgd_m", 0.05, 32, 1, 0, 150, "frozen", frozen=["fc2"]),
         R("frozen-cnn-e10", "cnn_bn", "adam", 3e-3, 64, 10, 0, 150, "frozen", frozen=["conv2"]),
-        R("frozen-tfm", "tfm", "adamw", 3e-3, 16, 1, 0, 100, "frozen",
+        R("frozen-tfm", "tfm", "adamw", 3e-3, 16, 1, 0, 80, "frozen",
           frozen=["blocks.1.fc1"]),
         R("overstepping-mlp", "mlp_relu", "adam", 1.0, 64, 1, 0, 100, "overstepping"),
-        R("overstepping-tfm", "tfm", "adam", 1.0, 32, 1, 0, 100, "overstepping"),
+        R("overstepping-tfm", "tfm", "adam", 1.0, 32, 1, 0, 60, "overstepping"),
         R("overstepping-cnn-e10", "cnn", "adam", 1.0, 64, 10, 0, 150, "overstepping"),
-        R("nonorm-deep-mlp", "deep_relu_gain", "sgd", 1e-4, 64, 1, 0, 100, "missing_norm"),
+        R("nonorm-deep-mlp", "deep_relu_gain", "sgd", 1e-4, 64, 1, 0, 60, "missing_norm"),
         R("nonorm-deep-cnn-e10", "deep_cnn_gain", "sgd", 1e-5, 32, 10, 0, 150, "missing_norm"),
         R("leak-branches", "branches_leak", "adam", 3e-3, 32, 1, 0, 150, "leakage"),
         R("leak-branches-e10", "branches_leak", "sgd_m", 0.05, 128, 10, 1, 300, "leakage"),
         R("deadchan-cnn", "cnn_deadchan", "sgd_m", 0.05, 32, 1, 0, 150, "dead_channels"),
         R("deadchan-cnnbn-e10", "cnn_bn_deadchan", "adam", 3e-3, 64, 10, 0, 200,
           "dead_channels"),
-        R("plasticity-mlp", "mlp_relu_wide", "adam", 1e-2, 64, 1, 0, 600, "plasticity",
+        R("plasticity-mlp-e10-s2", "mlp_relu_wide", "adam", 1e-2, 64, 10, 2, 600, "plasticity",
           tasks=10),
         R("plasticity-mlp-e10", "mlp_relu_wide", "adam", 1e-2, 64, 10, 1, 800, "plasticity",
           tasks=10),
@@ -751,9 +755,11 @@ def label(run, facts):
         jumps = sum(1 for a, b in zip(L, L[1:]) if b > 1.5 * a)
         need(jumps >= 3, f"the loss jumps up by > 1.5x at least 3 times ({jumps})")
         need(last >= 0.5 * L[0], "the loss ends above half its very first value")
-        must, must_not = ["OVERSTEPPING"], ["STALLED", "VANISHING"]
+        must, must_not = ["OVERSTEPPING"], ["NAN", "INF"]
         how = ("Adam with a learning rate >= 100x too high: each step oversteps, the loss jumps "
-               f"up by >1.5x {jumps} times and does not train")
+               f"up by >1.5x {jumps} times and does not train (units it kills on the way may "
+               "really be dead and their gradients really vanish, so only NaN/Inf, which the "
+               "finite run never has, is forbidden)")
     elif c == "missing_norm":
         need(all_finite, "every loss finite")
         stds = facts["act_std"]
@@ -884,6 +890,9 @@ def main():
     if not os.path.exists(binary):
         sys.exit(f"{binary}: no somatize binary to import with (cargo build --release), "
                  "then run again with --reimport")
+    if not args.only and os.path.exists(os.path.join(args.store, "somatize-store.json")):
+        # every run: a fresh store, so its listing names each run once, in order
+        shutil.rmtree(args.store)
     os.makedirs(args.store, exist_ok=True)
     for r in chosen:
         d = os.path.join(args.dumps, r["name"])

@@ -15,8 +15,9 @@ cause was found, and then, last, exactly one line:
 - wrong flags: (run, flag) pairs raised that the run's label forbids, summed over runs;
 - rows: (node, flag) pairs in the answer's `diagnosis`; the median is over the sick runs.
 
-Per flag: a run *wants* the flag when one of its `must` groups names it (a met group counts as
-found for each flag it names); *forbids* it when its `must_not` names it. Precision is
+Per flag: a run *wants* the flag when one of its `must` groups names it (a group `A|B` met by
+A counts as wanted and found for A only; an unmet group as wanted and missed for each member);
+*forbids* it when its `must_not` names it. Precision is
 found / (found + raised-where-forbidden); raised where the label says neither is counted apart.
 """
 
@@ -106,8 +107,11 @@ def per_flag(results, labels):
         lab = labels[name]
         wanted = set()
         for g, ok in zip(r["groups"], r["met"]):
+            # a met group counts for the members raised; an unmet one as missed by all
             for f in g:
                 wanted.add(f)
+                if ok and f not in r["raised"]:
+                    continue
                 row(f)["wanted"] += 1
                 row(f)["found"] += int(ok)
         forbidden = set(lab.get("must_not", []))
