@@ -214,7 +214,6 @@ def make_data(kind, seed, torch):
 
 def build(arch, torch):
     nn = torch.nn
-    F = torch.nn.functional
 
     def mlp(act, depth, width, din=16, dout=K, gain=None, bias=None):
         layers = OrderedDict()
@@ -394,7 +393,6 @@ def build(arch, torch):
             xb = x[:, :8] if self.leak else x[:, 8:]  # the leak: b is fed a's input
             return self.head(torch.cat([self.a_act(self.a_fc(xa)), self.b_act(self.b_fc(xb))], 1))
 
-    L = {}  # layout per node kind of model: filled by the caller from shapes
     if arch == "mlp_relu":
         return mlp(nn.ReLU, 2, 64)
     if arch == "mlp_relu_wide":
@@ -447,7 +445,6 @@ def build(arch, torch):
         return Branches(False), "vec", {"apart": [["a_act", "b_act"]]}
     if arch == "branches_leak":
         return Branches(True), "vec", {"apart": [["a_act", "b_act"]]}
-    del L
     raise ValueError(arch)
 
 
