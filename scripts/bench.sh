@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -c 'import numpy' 2>/dev/null || python3 -m pip install -q numpy
 scripts/build-wasm.sh >/dev/null
-for b in tensor reductions store readback; do
+for b in tensor reductions store readback verdict; do
   [ -x "scripts/bench-$b.sh" ] || continue
   printf '\n==> bench %s\n' "$b"
   "scripts/bench-$b.sh"
