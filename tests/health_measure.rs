@@ -6,6 +6,7 @@
 
 use somatize::health::{
     linear_cka, measure, measure_loss, rank_metrics, MeasureError, Metrics, NodeTensors, RankOf,
+    UnitRule,
 };
 use somatize::tensor::{Provenance, TensorData, TypedTensor};
 use somatize::verdict::{verdict, NodeSeen, Thresholds};
@@ -147,9 +148,11 @@ fn per_channel_activity_of_a_relu_output() {
     }
     v[4] = 0.5; // channel 1, sample 0, first place
     let act = f32s("act.relu", v, &[2, 3, 2, 2]);
+    // A ReLU after a Conv2d: the graph path gives it the conv's channel-first rule.
     let got = measure(&NodeTensors {
         kind: "ReLU",
         activation: Some(&act),
+        units: UnitRule::ChannelFirst,
         ..NodeTensors::default()
     })
     .unwrap();
@@ -256,6 +259,7 @@ fn ignored_units_need_the_next_layers_weight() {
             kind: "ReLU",
             activation: Some(act),
             next_weight: Some(next),
+            units: UnitRule::ChannelFirst,
             ..NodeTensors::default()
         })
         .unwrap();
@@ -457,10 +461,11 @@ fn cka_reads_independent_noise_as_unrelated_and_a_rotation_as_the_same() {
             for i in (start..p - 1).step_by(2) {
                 let (c, s) = (angles[i].cos(), angles[i].sin());
                 let (u, v) = (row[i], row[i + 1]);
-                row[i] = 2.5 * (c * u - s * v);
-                row[i + 1] = 2.5 * (s * u + c * v);
+                row[i] = c * u - s * v;
+                row[i + 1] = s * u + c * v;
             }
         }
+        row.iter_mut().for_each(|x| *x *= 2.5);
     }
     let a = f64s("act.a", x, &[n, p]);
     let b = f64s("act.b", y, &[n, p]);
