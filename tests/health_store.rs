@@ -451,10 +451,42 @@ fn the_companion_measures_frames_that_carry_tensors() {
         assert!(nodes[0].get(metric).is_some(), "fc1 has no {metric}");
     }
     assert!(nodes[1].get("dead_units").is_some());
-    // Every forward after the first carries the update it applied.
+    // Every forward carries the update it applied (the example sends `update.*`).
     let ratios = h.history("fc1", "update_ratio");
     assert_eq!(
         ratios.iter().map(|(f, _)| *f).collect::<Vec<_>>(),
-        [1, 2, 3]
+        [0, 1, 2, 3]
     );
+    // With tensors every 2 forwards the kept ones still carry one step's update, the same
+    // as at every forward.
+    let sparse = temp_dir("health-companion-every-2");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_somatize"))
+        .args(["record", "--store"])
+        .arg(&sparse)
+        .args(["--run", "mlp", "--every", "2", "--", "python3", example])
+        .args(["--steps", "5"])
+        .output()
+        .expect("run somatize record");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s2 = store(&sparse);
+    let h2 = read(&s2, "mlp", None).unwrap();
+    let kept = h2.history("fc1", "update_ratio");
+    assert_eq!(
+        kept.iter().map(|(f, _)| *f).collect::<Vec<_>>(),
+        [0, 2, 4]
+    );
+    for (f, r) in &kept {
+        let every = ratios.iter().find(|(g, _)| g == f).map(|(_, r)| *r);
+        if let Some(e) = every {
+            assert!((r - e).abs() <= 1e-9 * e, "forward {f}: {r} vs {e}");
+        }
+    }
+    assert!(h2
+        .history("fc1", "update_steps")
+        .iter()
+        .all(|(_, v)| *v == 1.0));
 }
