@@ -475,10 +475,7 @@ fn the_companion_measures_frames_that_carry_tensors() {
     let s2 = store(&sparse);
     let h2 = read(&s2, "mlp", None).unwrap();
     let kept = h2.history("fc1", "update_ratio");
-    assert_eq!(
-        kept.iter().map(|(f, _)| *f).collect::<Vec<_>>(),
-        [0, 2, 4]
-    );
+    assert_eq!(kept.iter().map(|(f, _)| *f).collect::<Vec<_>>(), [0, 2, 4]);
     for (f, r) in &kept {
         let every = ratios.iter().find(|(g, _)| g == f).map(|(_, r)| *r);
         if let Some(e) = every {
