@@ -92,3 +92,37 @@ fn a_dumps_own_update_is_one_step_whatever_the_sampling() {
         assert_eq!(imported(&dumps("update", steps), "update_steps"), one);
     }
 }
+
+#[test]
+fn a_partial_or_malformed_update_is_not_used_and_breaks_nothing() {
+    use somatize::health::{step_stats, Graph};
+    use somatize::tensor::TypedTensor;
+    let dir = Path::new(DATA).join("update");
+    let graph = Graph::parse(
+        &std::fs::read(dir.join("graph.json")).unwrap(),
+        "graph.json",
+    )
+    .unwrap();
+    let mut step = somatize::import::read_step(&dir.join("step_002.npz")).unwrap();
+    // fc1's weight update of the wrong length, and an update for a node the graph lacks.
+    let bad = TypedTensor::from_f32("update.fc1.weight", vec![0.5; 5], vec![5]).unwrap();
+    step.insert("update.fc1.weight".into(), bad);
+    let ghost = TypedTensor::from_f32("update.ghost.weight", vec![1.0; 2], vec![2]).unwrap();
+    step.insert("update.ghost.weight".into(), ghost);
+    let stats = step_stats(&graph, &step, None).expect("measures");
+    let ratio = |node: &str| {
+        stats
+            .get(node)
+            .and_then(|r| r.get("update_ratio"))
+            .map(|n| n.0)
+    };
+    assert_eq!(
+        ratio("fc1"),
+        None,
+        "fc1's update is malformed and there is no step before"
+    );
+    assert!(ratio("fc2").is_some(), "fc2's own update is still used");
+    assert!(stats
+        .get("fc1")
+        .is_some_and(|r| r.contains_key("param_norm")));
+}

@@ -38,10 +38,40 @@ fn group<'a, 'n>(
     prefix: &str,
     names: &HashSet<&'n str>,
 ) -> HashMap<&'n str, Vec<&'a TypedTensor>> {
-    let mut out: HashMap<&str, Vec<&TypedTensor>> = HashMap::new();
+    keyed(step, prefix, names)
+        .into_iter()
+        .map(|(n, v)| (n, v.into_iter().map(|(_, t)| t).collect()))
+        .collect()
+}
+
+/// [`group`] with each tensor's key.
+fn keyed<'a, 'n>(
+    step: &'a Step,
+    prefix: &str,
+    names: &HashSet<&'n str>,
+) -> HashMap<&'n str, Vec<(&'a str, &'a TypedTensor)>> {
+    let mut out: HashMap<&str, Vec<(&str, &TypedTensor)>> = HashMap::new();
     for (key, t) in step {
         if let Some(node) = belongs_to(key, prefix, names) {
-            out.entry(node).or_default().push(t);
+            out.entry(node).or_default().push((key, t));
+        }
+    }
+    out
+}
+
+/// A node's applied updates, one per parameter in the order of `params` (`update.<path>` for
+/// each `param.<path>`), when the step has one of the same length for every parameter; else
+/// none (a partial or malformed update is not used, and the difference against the step
+/// before applies instead).
+fn updates_of<'a>(step: &'a Step, params: &[(&str, &TypedTensor)]) -> Vec<&'a TypedTensor> {
+    let mut out = Vec::with_capacity(params.len());
+    for (key, p) in params {
+        let Some(path) = key.strip_prefix("param.") else {
+            return Vec::new();
+        };
+        match step.get(&format!("update.{path}")) {
+            Some(u) if u.len() == p.len() => out.push(u),
+            _ => return Vec::new(),
         }
     }
     out
@@ -150,9 +180,9 @@ pub fn measure_nodes(
     previous: Option<&Step>,
 ) -> Result<Vec<NodeSeen>, MeasureError> {
     let names: HashSet<&str> = graph.iter().map(|n| n.name.as_str()).collect();
+    let keyed_params = keyed(step, "param", &names);
     let params = group(step, "param", &names);
     let grads = group(step, "grad", &names);
-    let updates = group(step, "update", &names);
     let before = previous
         .map(|p| group(p, "param", &names))
         .unwrap_or_default();
@@ -164,10 +194,10 @@ pub fn measure_nodes(
         let (name, kind) = (&node.name, &node.kind);
         let params = params.get(name.as_str()).unwrap_or(&none);
         // A node's own applied update wins; else the difference against the step before.
-        let given = updates
+        let given = keyed_params
             .get(name.as_str())
-            .filter(|u| u.len() == params.len())
-            .unwrap_or(&none);
+            .map(|k| updates_of(step, k))
+            .unwrap_or_default();
         let previous = before
             .get(name.as_str())
             .filter(|b| b.len() == params.len() && given.is_empty())
@@ -178,7 +208,7 @@ pub fn measure_nodes(
             params,
             grads: grads.get(name.as_str()).unwrap_or(&none),
             previous,
-            updates: given,
+            updates: &given,
             activation: step.get(&format!("act.{name}")),
             units: rules.get(i).copied().unwrap_or_default(),
             next_weight,
