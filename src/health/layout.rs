@@ -263,4 +263,42 @@ mod tests {
             assert_eq!(is_consumer(kind), consumer, "{kind} consumer");
         }
     }
+
+    #[test]
+    fn the_unit_axis_is_named_else_declared_else_the_kinds() {
+        let t = |axes: Option<&[&str]>| {
+            let mut t = TypedTensor::from_f32("act.x", vec![0.0; 24], vec![2, 3, 4]).unwrap();
+            t.axes = axes.map(|a| a.iter().map(|s| s.to_string()).collect());
+            t
+        };
+        let named = t(Some(&["N", "T", "feature"]));
+        let unnamed = t(Some(&["N", "T", "X"]));
+        let bare = t(None);
+        for (tensor, kind, rule, want) in [
+            // A named unit axis wins over the kind and over a declared layout.
+            (&named, "Conv1d", UnitRule::Kind, Some(2)),
+            (&named, "Linear", UnitRule::Layout("NCL"), Some(2)),
+            // Names with no unit axis among them: the rule decides.
+            (&unnamed, "Conv1d", UnitRule::Kind, Some(1)),
+            (&bare, "Linear", UnitRule::Kind, Some(2)),
+            (&bare, "GRU", UnitRule::Kind, Some(2)),
+            (&bare, "BatchNorm1d", UnitRule::Kind, Some(1)),
+            (&bare, "ReLU", UnitRule::ChannelFirst, Some(1)),
+            (&bare, "Linear", UnitRule::Layout("TND"), Some(2)),
+            (&bare, "Linear", UnitRule::Layout("NCL"), Some(1)),
+        ] {
+            assert_eq!(
+                unit_axis(tensor, kind, rule).unwrap(),
+                want,
+                "{kind} {rule:?} {:?}",
+                tensor.axes
+            );
+        }
+        assert!(matches!(
+            unit_axis(&bare, "Linear", UnitRule::Layout("ND")),
+            Err(MeasureError::Layout { .. })
+        ));
+        let scalar = TypedTensor::from_f32("act.s", vec![1.0], vec![1]).unwrap();
+        assert_eq!(unit_axis(&scalar, "Linear", UnitRule::Kind).unwrap(), None);
+    }
 }
