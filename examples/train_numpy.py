@@ -3,7 +3,8 @@
     somatize record --store runs --run mlp -- python3 examples/train_numpy.py --steps 200
 
 Without the companion it just trains. Each step sends the loss, a fact per layer with its
-timing, and (every SOMATIZE_EVERY steps) activations, parameters and gradients.
+timing, and (every SOMATIZE_EVERY steps) activations, parameters, gradients and the update
+the step applies (`update.*`).
 """
 
 import argparse
@@ -71,12 +72,17 @@ def main():
             "grad.fc1.weight": dw1, "grad.fc1.bias": db1,
             "grad.fc2.weight": dw2, "grad.fc2.bias": db2,
         }
+        # The update this step applies (weights after the step minus before), so the update
+        # ratio is one step's even when tensors are kept only every N steps.
+        update = {"fc1.weight": -args.lr * dw1, "fc1.bias": -args.lr * db1,
+                  "fc2.weight": -args.lr * dw2, "fc2.bias": -args.lr * db2}
+        tensors.update({f"update.{k}": v for k, v in update.items()})
         rec.forward(step, loss=loss, tensors=tensors, facts=facts, took_us=t4 - t0)
 
-        w1 -= args.lr * dw1
-        b1 -= args.lr * db1
-        w2 -= args.lr * dw2
-        b2 -= args.lr * db2
+        w1 += update["fc1.weight"]
+        b1 += update["fc1.bias"]
+        w2 += update["fc2.weight"]
+        b2 += update["fc2.bias"]
     rec.close()
     print(f"trained {args.steps} steps, final loss {loss:.4f}")
 

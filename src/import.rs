@@ -1,5 +1,5 @@
-//! `import`: per-step NPZ dumps (`step_<n>.npz` with `param.*`, `grad.*`, `act.*`, `loss`,
-//! and an optional `graph.json` beside them) become a run in a store, each step one forward
+//! `import`: per-step NPZ dumps (`step_<n>.npz` with `param.*`, `grad.*`, `act.*`, `update.*`,
+//! `loss`, and an optional `graph.json` beside them) become a run in a store, each step one forward
 //! carrying its facts, the loss summarised into the index and the per-node health metrics.
 
 use crate::health::forward::Step;
@@ -139,7 +139,10 @@ fn params_only(step: Step) -> Step {
 /// Import the dumps in `dir` as run `run` of the store at `store` (created if missing),
 /// writer `import`: one forward per step file numbered by its step, with facts (one per
 /// graph node), the loss summarised as `loss.value`, the per-node metrics in `stats.json`
-/// (the update from the previous file's parameters) and, when `keep_tensors`, the tensors.
+/// and, when `keep_tensors`, the tensors. The update metrics are those of one optimiser step:
+/// from a file's `update.<node>.<leaf>` tensors when it has them, else from the previous
+/// file's parameters only when that file is step n − 1 (dumps every k > 1 steps get no
+/// update metrics, never a k-fold one); `update_steps` = 1 says so.
 /// `on_step` is told each step as it is written.
 pub fn import(
     dir: &Path,
@@ -161,21 +164,27 @@ pub fn import(
         None => false,
     };
     let graph = graph.unwrap_or_default();
-    let mut previous: Option<Step> = None;
+    let mut previous: Option<(u64, Step)> = None;
     let mut forwards = 0;
     for (n, path) in &files {
         let step = read_step(path)?;
-        let rec =
-            step_record(*n, &graph, &step, previous.as_ref(), keep_tensors).map_err(|error| {
-                ImportError::Measure {
-                    path: path.display().to_string(),
-                    error,
-                }
-            })?;
+        // An update is one optimiser step: the dump's own `update.*` tensors, else the
+        // difference against the previous file only when it is step n − 1. Across a gap of
+        // more steps nothing is measured (a difference over k steps is about k times one).
+        let before = previous
+            .as_ref()
+            .filter(|(p, _)| p.checked_add(1) == Some(*n))
+            .map(|(_, s)| s);
+        let rec = step_record(*n, &graph, &step, before, keep_tensors).map_err(|error| {
+            ImportError::Measure {
+                path: path.display().to_string(),
+                error,
+            }
+        })?;
         recorder.record(&rec).map_err(ImportError::Store)?;
         forwards += 1;
         on_step(*n);
-        previous = Some(params_only(step));
+        previous = Some((*n, params_only(step)));
     }
     Ok(ImportReport {
         forwards,

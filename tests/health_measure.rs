@@ -6,6 +6,7 @@
 
 use somatize::health::{
     linear_cka, measure, measure_loss, rank_metrics, MeasureError, Metrics, NodeTensors, RankOf,
+    UnitRule,
 };
 use somatize::tensor::{Provenance, TensorData, TypedTensor};
 use somatize::verdict::{verdict, NodeSeen, Thresholds};
@@ -147,9 +148,11 @@ fn per_channel_activity_of_a_relu_output() {
     }
     v[4] = 0.5; // channel 1, sample 0, first place
     let act = f32s("act.relu", v, &[2, 3, 2, 2]);
+    // A ReLU after a Conv2d: the graph path gives it the conv's channel-first rule.
     let got = measure(&NodeTensors {
         kind: "ReLU",
         activation: Some(&act),
+        units: UnitRule::ChannelFirst,
         ..NodeTensors::default()
     })
     .unwrap();
@@ -256,6 +259,7 @@ fn ignored_units_need_the_next_layers_weight() {
             kind: "ReLU",
             activation: Some(act),
             next_weight: Some(next),
+            units: UnitRule::ChannelFirst,
             ..NodeTensors::default()
         })
         .unwrap();
@@ -359,7 +363,8 @@ fn singular_value_summaries() {
 
 #[test]
 fn linear_cka_matches_numpy_and_sees_a_rotation_as_the_same() {
-    // numpy 2.4: ||Yc^T Xc||^2 / (||Xc^T Xc|| ||Yc^T Yc||), columns centred.
+    // numpy 2.4, Kornblith et al.'s feature_space_linear_cka(x, y, debiased=True) (columns
+    // centred, the debiased HSIC of Song et al. 2012), typed out in the venv.
     let x = f64s(
         "act.a",
         vec![1., 2., 0., 0., 1., 3., 2., 2., 1., 1., 0., 0., 3., 1., 2.],
@@ -374,16 +379,22 @@ fn linear_cka_matches_numpy_and_sees_a_rotation_as_the_same() {
     let x2 = f64s(
         "act.a",
         vec![
-            1., 2., 0., 1., 0., 2., 0., 1., 3., 2., 1., 1., 2., 2., 1., 0., 0., 1.,
+            1., 2., 0., 1., 0., 2., 0., 1., 3., 2., 1., 1., 2., 2., 1., 0., 0., 1., 1., 1., 0., 2.,
+            3., 0., 0., 1., 1., 0., 2., 1.,
         ],
-        &[3, 6],
+        &[5, 6],
     );
     let y2 = f64s(
         "act.b",
-        vec![1., 0., 1., 0., 0., 2., 2., 1., 1., 1., 0., 3.],
-        &[3, 4],
+        vec![
+            1., 0., 1., 0., 0., 2., 2., 1., 1., 1., 0., 3., 2., 0., 1., 1., 0., 1., 3., 2.,
+        ],
+        &[5, 4],
     );
-    for (x, y, want) in [(&x, &y, 0.7688585148314825), (&x2, &y2, 0.7295497859414362)] {
+    for (x, y, want) in [
+        (&x, &y, -0.0975900072948526),
+        (&x2, &y2, -0.3350119545758598),
+    ] {
         let got = linear_cka(x, y).unwrap().unwrap();
         assert!((got - want).abs() < 1e-12, "CKA {got}, numpy {want}");
         let back = linear_cka(y, x).unwrap().unwrap();
@@ -398,7 +409,8 @@ fn linear_cka_matches_numpy_and_sees_a_rotation_as_the_same() {
     let r = f64s("act.r", rotated, &[5, 3]);
     let same = linear_cka(&x, &r).unwrap().unwrap();
     assert!((same - 1.0).abs() < 1e-12, "rotated copy: {same}");
-    // Different sample counts are refused; a constant group has no CKA.
+    // Different sample counts are refused; a constant group, or fewer than 4 samples, has no
+    // CKA.
     let short = f64s("act.s", vec![1.0; 4], &[2, 2]);
     assert!(matches!(
         linear_cka(&x, &short),
@@ -406,6 +418,59 @@ fn linear_cka_matches_numpy_and_sees_a_rotation_as_the_same() {
     ));
     let flat = f64s("act.f", vec![7.0; 10], &[5, 2]);
     assert_eq!(linear_cka(&x, &flat).unwrap(), None);
+    let three = f64s("act.t", vec![1., 2., 0., 1., 3., 5.], &[3, 2]);
+    assert_eq!(linear_cka(&three, &three).unwrap(), None);
+}
+
+/// Standard normal draws from a fixed seed (splitmix64 and Box–Muller, written here).
+fn gaussian(seed: u64, n: usize) -> Vec<f64> {
+    let mut state = seed;
+    let mut next = move || {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    };
+    (0..n)
+        .map(|_| {
+            let (u, v) = (next().max(1e-300), next());
+            (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+        })
+        .collect()
+}
+
+#[test]
+fn cka_reads_independent_noise_as_unrelated_and_a_rotation_as_the_same() {
+    // Two independent Gaussian representations of 64 samples by 512 features: the biased
+    // estimator reads about 0.89 here (review-2026-12 §4a, numpy); the debiased one near 0.
+    let (n, p) = (64usize, 512usize);
+    for seed in 1..=4u64 {
+        let a = f64s("act.a", gaussian(seed, n * p), &[n, p]);
+        let b = f64s("act.b", gaussian(seed + 100, n * p), &[n, p]);
+        let cka = linear_cka(&a, &b).unwrap().unwrap();
+        assert!(cka.abs() < 0.1, "independent noise, seed {seed}: CKA {cka}");
+    }
+    // The same representation through an orthogonal map (Givens rotations over neighbouring
+    // feature pairs, two passes so every feature mixes with its neighbours) and a scale.
+    let x = gaussian(7, n * p);
+    let angles = gaussian(8, p);
+    let mut y = x.clone();
+    for row in y.chunks_mut(p) {
+        for start in [0usize, 1] {
+            for i in (start..p - 1).step_by(2) {
+                let (c, s) = (angles[i].cos(), angles[i].sin());
+                let (u, v) = (row[i], row[i + 1]);
+                row[i] = c * u - s * v;
+                row[i + 1] = s * u + c * v;
+            }
+        }
+        row.iter_mut().for_each(|x| *x *= 2.5);
+    }
+    let a = f64s("act.a", x, &[n, p]);
+    let b = f64s("act.b", y, &[n, p]);
+    let cka = linear_cka(&a, &b).unwrap().unwrap();
+    assert!((cka - 1.0).abs() < 1e-9, "rotated copy: CKA {cka}");
 }
 
 #[test]

@@ -192,6 +192,40 @@ fn each_sick_mlp_shows_its_flag_from_the_store() {
     }
 }
 
+/// One sample per step into a 32-wide layer: each SGD update is rank one, which is all a batch
+/// of one allows, so the update uses its whole rank bound and nothing narrows (issue 17: the
+/// old rank bound, min(rows, cols) = 32, made this NARROWING, a batch-size detector).
+#[test]
+fn a_batch_of_one_is_not_narrowing() {
+    let recipe = Recipe {
+        n: 1,
+        i: 32,
+        h: 32,
+        lr: 0.01,
+        ..HEALTHY
+    };
+    let root = temp_dir("health-batch-one");
+    record(&root, "one", &mlp_graph(recipe.act), &train(recipe));
+    let d = judged(&root, "one");
+    assert!(
+        !raised(&d, Some("fc1"), FlagKind::Narrowing),
+        "{:?}",
+        d.verdict.to_names()
+    );
+    let s = store(&root);
+    let dims = history(&s, "one", "fc1", "rank_dims", None).unwrap();
+    assert!(
+        !dims.is_empty() && dims.iter().all(|(_, v)| *v == 1.0),
+        "{dims:?}"
+    );
+    let fraction = history(&s, "one", "fc1", "update_erank_fraction", None).unwrap();
+    // 1 up to the float32 rounding of W_t − W_{t−1} (a few 1e-4 of effective rank).
+    assert!(
+        !fraction.is_empty() && fraction.iter().all(|(_, v)| (v - 1.0).abs() < 1e-2),
+        "{fraction:?}"
+    );
+}
+
 #[test]
 fn two_groups_declared_apart_that_carry_the_same_signal_leak() {
     // A tanh layer at a tenth of its init is nearly linear, so its output is its input up
@@ -416,10 +450,39 @@ fn the_companion_measures_frames_that_carry_tensors() {
         assert!(nodes[0].get(metric).is_some(), "fc1 has no {metric}");
     }
     assert!(nodes[1].get("dead_units").is_some());
-    // Every forward after the first carries the update it applied.
+    // Every forward carries the update it applied (the example sends `update.*`).
     let ratios = h.history("fc1", "update_ratio");
     assert_eq!(
         ratios.iter().map(|(f, _)| *f).collect::<Vec<_>>(),
-        [1, 2, 3]
+        [0, 1, 2, 3]
     );
+    // With tensors every 2 forwards the kept ones still carry one step's update, the same
+    // as at every forward.
+    let sparse = temp_dir("health-companion-every-2");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_somatize"))
+        .args(["record", "--store"])
+        .arg(&sparse)
+        .args(["--run", "mlp", "--every", "2", "--", "python3", example])
+        .args(["--steps", "5"])
+        .output()
+        .expect("run somatize record");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s2 = store(&sparse);
+    let h2 = read(&s2, "mlp", None).unwrap();
+    let kept = h2.history("fc1", "update_ratio");
+    assert_eq!(kept.iter().map(|(f, _)| *f).collect::<Vec<_>>(), [0, 2, 4]);
+    for (f, r) in &kept {
+        let every = ratios.iter().find(|(g, _)| g == f).map(|(_, r)| *r);
+        if let Some(e) = every {
+            assert!((r - e).abs() <= 1e-9 * e, "forward {f}: {r} vs {e}");
+        }
+    }
+    assert!(h2
+        .history("fc1", "update_steps")
+        .iter()
+        .all(|(_, v)| *v == 1.0));
 }

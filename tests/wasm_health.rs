@@ -96,3 +96,31 @@ fn verdict_over_a_history_sees_plasticity_going() {
         .unwrap();
     assert_eq!(text(&got), r#"{"h":["LOSING_PLASTICITY"]}"#);
 }
+
+#[wasm_bindgen_test]
+fn ranks_are_taken_in_wasm_too() {
+    // faer's SVD runs on wasm32 (one thread): a 64 x 48 matrix that is a sum of 3 outer
+    // products of orthogonal ±1 patterns with weights 3, 2, 1 has those singular values
+    // scaled by √(64·48), so its effective rank is exp(entropy of 3/6, 2/6, 1/6).
+    let (rows, cols) = (64usize, 48usize);
+    let pattern = |k: usize, i: usize| if (i >> k) & 1 == 0 { 1.0 } else { -1.0 };
+    let mut m = vec![0.0f64; rows * cols];
+    for (k, w) in [(0usize, 3.0f64), (1, 2.0), (2, 1.0)] {
+        for i in 0..rows {
+            for j in 0..cols {
+                m[i * cols + j] += w * pattern(k, i) * pattern(k, j);
+            }
+        }
+    }
+    let sv = somatize::linalg::singular_values(&m, rows, cols).unwrap();
+    let scale = ((rows * cols) as f64).sqrt();
+    for (got, want) in sv.iter().zip([3.0, 2.0, 1.0]) {
+        assert!((got / scale - want).abs() < 1e-9, "{sv:?}");
+    }
+    let p = [0.5f64, 1.0 / 3.0, 1.0 / 6.0];
+    let want = (-p.iter().map(|x| x * x.ln()).sum::<f64>()).exp();
+    let got = somatize::linalg::effective_rank(&m, rows, cols)
+        .unwrap()
+        .unwrap();
+    assert!((got - want).abs() < 1e-6, "erank {got} vs {want}");
+}

@@ -1,5 +1,5 @@
-//! Linear CKA between two groups' outputs on the same inputs, over tensors: shapes and caps
-//! checked here, the arithmetic in [`crate::linalg::linear_cka`].
+//! Debiased linear CKA between two groups' outputs on the same inputs, over tensors: shapes
+//! and caps checked here, the arithmetic in [`crate::linalg::debiased_linear_cka`].
 
 use super::measure::{check_shape, MeasureError, CKA_MAX_ENTRIES};
 use crate::linalg;
@@ -11,11 +11,14 @@ fn samples_features(t: &TypedTensor) -> (usize, usize) {
     (n, t.len().checked_div(n.max(1)).unwrap_or(0))
 }
 
-/// Linear CKA = ‖YᵀX‖²_F / (‖XᵀX‖_F ‖YᵀY‖_F) with X, Y column-centred, samples on axis 0
-/// and any further axes flattened into features (Kornblith et al., ICML 2019). The largest
-/// intermediate (n × n when there are fewer samples than features, else features²) is capped
-/// at [`CKA_MAX_ENTRIES`]. `Ok(None)` when a group is constant over the samples (CKA is
-/// undefined) or has a non-finite value.
+/// Linear CKA (Kornblith et al., ICML 2019) with X, Y column-centred, samples on axis 0 and
+/// any further axes flattened into features, taken with the **debiased** HSIC estimator (Song
+/// et al. 2012; Nguyen et al. 2021): the biased ‖YᵀX‖²_F / (‖XᵀX‖_F ‖YᵀY‖_F) reads 0.9 and
+/// more on independent noise when samples ≪ features (0.89 at n = 64, p = 512), the debiased
+/// one reads near 0 there and 1 for a rotated copy. The largest intermediate (n × n when there
+/// are fewer samples than features, else features²) is capped at [`CKA_MAX_ENTRIES`].
+/// `Ok(None)` when there are fewer than 4 samples, a group is constant over the samples (CKA
+/// is undefined) or has a non-finite value.
 pub fn linear_cka(x: &TypedTensor, y: &TypedTensor) -> Result<Option<f64>, MeasureError> {
     check_shape(x)?;
     check_shape(y)?;
@@ -39,7 +42,7 @@ pub fn linear_cka(x: &TypedTensor, y: &TypedTensor) -> Result<Option<f64>, Measu
     }
     let (xs, ys) = (x.data.to_f64(), y.data.to_f64());
     // Non-finite values and empty groups have no CKA; shapes were checked above.
-    Ok(linalg::linear_cka(&xs, (nx, px), &ys, (ny, py))
+    Ok(linalg::debiased_linear_cka(&xs, (nx, px), &ys, (ny, py))
         .ok()
         .flatten())
 }

@@ -1,7 +1,9 @@
 //! Measuring a whole forward from a per-step dump: every node's metrics, by the DESIGN keys
 //! `param.<node>.<leaf>`, `grad.<node>.<leaf>`, `act.<node>` and `loss`.
 
+use super::layout::{is_channel_first, is_consumer, is_elementwise, is_transparent, UnitRule};
 use super::measure::{measure, measure_loss, MeasureError, NodeTensors};
+use super::record::GraphNode;
 use crate::tensor::TypedTensor;
 use somatize_verdict::NodeSeen;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -36,25 +38,95 @@ fn group<'a, 'n>(
     prefix: &str,
     names: &HashSet<&'n str>,
 ) -> HashMap<&'n str, Vec<&'a TypedTensor>> {
-    let mut out: HashMap<&str, Vec<&TypedTensor>> = HashMap::new();
+    keyed(step, prefix, names)
+        .into_iter()
+        .map(|(n, v)| (n, v.into_iter().map(|(_, t)| t).collect()))
+        .collect()
+}
+
+/// [`group`] with each tensor's key.
+fn keyed<'a, 'n>(
+    step: &'a Step,
+    prefix: &str,
+    names: &HashSet<&'n str>,
+) -> HashMap<&'n str, Vec<(&'a str, &'a TypedTensor)>> {
+    let mut out: HashMap<&str, Vec<(&str, &TypedTensor)>> = HashMap::new();
     for (key, t) in step {
         if let Some(node) = belongs_to(key, prefix, names) {
-            out.entry(node).or_default().push(t);
+            out.entry(node).or_default().push((key, t));
         }
     }
     out
 }
 
-/// For each node, the `weight` of the next node in declaration order that has one (one
-/// backward pass over the graph).
-fn next_weights<'a>(graph: &[(String, String)], step: &'a Step) -> Vec<Option<&'a TypedTensor>> {
+/// A node's applied updates, one per parameter in the order of `params` (`update.<path>` for
+/// each `param.<path>`), when the step has one of the same length for every parameter; else
+/// none (a partial or malformed update is not used, and the difference against the step
+/// before applies instead).
+fn updates_of<'a>(step: &'a Step, params: &[(&str, &TypedTensor)]) -> Vec<&'a TypedTensor> {
+    let mut out = Vec::with_capacity(params.len());
+    for (key, p) in params {
+        let Some(path) = key.strip_prefix("param.") else {
+            return Vec::new();
+        };
+        match step.get(&format!("update.{path}")) {
+            Some(u) if u.len() == p.len() => out.push(u),
+            _ => return Vec::new(),
+        }
+    }
+    out
+}
+
+/// A node's `weight` when it reads the units of the node before it as a linear map: a
+/// [`is_consumer`] kind (Linear, Conv, …; not a norm, an embedding or an element-wise kind)
+/// with a `param.<node>.weight` of two or more axes.
+fn consumer_weight<'a>(node: &GraphNode, step: &'a Step) -> Option<&'a TypedTensor> {
+    let w = step.get(&format!("param.{}.weight", node.name))?;
+    (w.shape.len() >= 2 && is_consumer(&node.kind)).then_some(w)
+}
+
+/// For each node, the weight of the consumer that reads its units (for ignored units): the
+/// weight of the first node after it, skipping [`is_transparent`] ones (dropout, identity,
+/// flatten, which get none themselves), when that node is a consumer. So the units are judged
+/// once, on the node that feeds the consumer: in `Linear → ReLU → Linear` on the ReLU, not on the first Linear; in
+/// `Linear → Linear` on the first Linear; and in `Linear → LayerNorm → …` on neither the first
+/// Linear nor across the norm (a norm re-scales every unit, so the consumer's weight says
+/// nothing about the Linear's units; the norm's own output is judged if a consumer reads it).
+fn next_weights<'a>(graph: &[GraphNode], step: &'a Step) -> Vec<Option<&'a TypedTensor>> {
     let mut out = vec![None; graph.len()];
     let mut next = None;
-    for (i, (name, _)) in graph.iter().enumerate().rev() {
-        out[i] = next;
-        if let Some(w) = step.get(&format!("param.{name}.weight")) {
-            next = Some(w);
+    for (i, node) in graph.iter().enumerate().rev() {
+        // A transparent node passes the units on: they are judged on the node before it.
+        if !is_transparent(&node.kind) {
+            out[i] = next;
+            next = consumer_weight(node, step);
         }
+    }
+    out
+}
+
+/// For each node, the rule its unit axis is chosen by: its declared layout; else, for an
+/// element-wise kind, the rule of the nearest node before it with an output, when that
+/// output has the same rank (a ReLU after a `Conv2d` is channel-first too); else its kind's.
+fn unit_rules<'a>(graph: &'a [GraphNode], step: &Step) -> Vec<UnitRule<'a>> {
+    let mut out = Vec::with_capacity(graph.len());
+    let mut before: Option<(usize, UnitRule)> = None;
+    for node in graph {
+        let act = step.get(&format!("act.{}", node.name));
+        let rank = act.map(|a| a.shape.len());
+        let own = match &node.layout {
+            Some(l) => UnitRule::Layout(l),
+            None if is_elementwise(&node.kind) || is_transparent(&node.kind) => match before {
+                Some((r, rule)) if Some(r) == rank => rule,
+                _ => UnitRule::Last,
+            },
+            None if is_channel_first(&node.kind) => UnitRule::ChannelFirst,
+            None => UnitRule::Last,
+        };
+        if let Some(r) = rank {
+            before = Some((r, own));
+        }
+        out.push(own);
     }
     out
 }
@@ -77,17 +149,38 @@ pub fn nodes_from_keys(step: &Step) -> Vec<(String, String)> {
 }
 
 /// Every node's metrics at one step, in the order of `graph` (`(name, kind)` in declaration
-/// order), then the `loss` node when the step has a `loss`. A parameter or gradient belongs to
-/// the graph node with the longest name its path starts with (a coarse node owns its
-/// submodules' parameters). `previous` is the step before, for the update metrics (a node
-/// whose parameter count changed gets none); a node's `next_weight` is the `weight` of the
-/// next node in declaration order that has one.
+/// order): [`measure_nodes`] with no declared layouts.
 pub fn measure_forward(
     graph: &[(String, String)],
     step: &Step,
     previous: Option<&Step>,
 ) -> Result<Vec<NodeSeen>, MeasureError> {
-    let names: HashSet<&str> = graph.iter().map(|(n, _)| n.as_str()).collect();
+    let nodes: Vec<GraphNode> = graph
+        .iter()
+        .map(|(n, k)| GraphNode {
+            name: n.clone(),
+            kind: k.clone(),
+            layout: None,
+        })
+        .collect();
+    measure_nodes(&nodes, step, previous)
+}
+
+/// Every node's metrics at one step, in the order of `graph` (declaration order), then the
+/// `loss` node when the step has a `loss`. A parameter or gradient belongs to the graph node
+/// with the longest name its path starts with (a coarse node owns its submodules'
+/// parameters). A node's update metrics come from its `update.<node>.<leaf>` tensors (the
+/// applied update of one optimiser step; `param.*` are then the weights the forward used)
+/// when the step has them for every parameter of the node, else from `previous`, which must
+/// be the step just before (the caller checks; a node whose parameter count changed gets none). A node's unit axis follows its layout (see [`unit_rules`]); its
+/// ignored units are judged by the consumer that reads them (see [`next_weights`]).
+pub fn measure_nodes(
+    graph: &[GraphNode],
+    step: &Step,
+    previous: Option<&Step>,
+) -> Result<Vec<NodeSeen>, MeasureError> {
+    let names: HashSet<&str> = graph.iter().map(|n| n.name.as_str()).collect();
+    let keyed_params = keyed(step, "param", &names);
     let params = group(step, "param", &names);
     let grads = group(step, "grad", &names);
     let before = previous
@@ -95,12 +188,19 @@ pub fn measure_forward(
         .unwrap_or_default();
     let none = Vec::new();
     let next_weights = next_weights(graph, step);
+    let rules = unit_rules(graph, step);
     let mut out = Vec::with_capacity(graph.len() + 1);
-    for (i, (name, kind)) in graph.iter().enumerate() {
+    for (i, node) in graph.iter().enumerate() {
+        let (name, kind) = (&node.name, &node.kind);
         let params = params.get(name.as_str()).unwrap_or(&none);
+        // A node's own applied update wins; else the difference against the step before.
+        let given = keyed_params
+            .get(name.as_str())
+            .map(|k| updates_of(step, k))
+            .unwrap_or_default();
         let previous = before
             .get(name.as_str())
-            .filter(|b| b.len() == params.len())
+            .filter(|b| b.len() == params.len() && given.is_empty())
             .unwrap_or(&none);
         let next_weight = next_weights.get(i).copied().flatten();
         let metrics = measure(&NodeTensors {
@@ -108,7 +208,9 @@ pub fn measure_forward(
             params,
             grads: grads.get(name.as_str()).unwrap_or(&none),
             previous,
+            updates: &given,
             activation: step.get(&format!("act.{name}")),
+            units: rules.get(i).copied().unwrap_or_default(),
             next_weight,
         })?;
         out.push(NodeSeen {

@@ -5,6 +5,7 @@
 //! fixed at measurement and written down here: changing them means measuring again, while
 //! every bound in `Thresholds` can be changed over a stored record.
 
+pub use super::layout::{unit_axis, UnitRule};
 use crate::stats::Moments;
 use crate::tensor::typed::{bf16_to_f64, f16_to_f64};
 use crate::tensor::{TensorData, TypedTensor};
@@ -63,6 +64,14 @@ pub enum MeasureError {
         x: usize,
         y: usize,
     },
+    /// A declared layout does not fit the output it describes: its length is not the
+    /// output's rank, or it names no unit axis (`C` or `D`). Fix the graph's `layout`.
+    Layout {
+        /// The output's key (`act.<node>`).
+        key: String,
+        layout: String,
+        shape: Vec<usize>,
+    },
     /// A CKA intermediate would hold more than [`CKA_MAX_ENTRIES`] entries; pass fewer
     /// samples or features.
     TooLarge {
@@ -84,6 +93,11 @@ impl fmt::Display for MeasureError {
             MeasureError::Samples { x_key, y_key, x, y } => write!(
                 f,
                 "CKA of {x_key} and {y_key}: {x} samples against {y}; they must be the same inputs"
+            ),
+            MeasureError::Layout { key, layout, shape } => write!(
+                f,
+                "{key}: layout {layout:?} does not fit an output of shape {shape:?} \
+                 (one letter per axis, with a C or D for the units)"
             ),
             MeasureError::TooLarge {
                 x_key,
@@ -109,10 +123,18 @@ pub struct NodeTensors<'a> {
     pub params: &'a [&'a TypedTensor],
     /// Their gradients.
     pub grads: &'a [&'a TypedTensor],
-    /// The same parameters one forward earlier, in the same order (empty: no update metrics).
+    /// The same parameters one optimiser step earlier, in the same order (empty: no update
+    /// metrics from a difference).
     pub previous: &'a [&'a TypedTensor],
+    /// The applied update of one optimiser step of each parameter (`update.<node>.<leaf>`:
+    /// the weights after `optimizer.step()` minus those before, `params` being the before), in
+    /// the same order; when given, the update metrics are taken from it and `previous` is not
+    /// read.
+    pub updates: &'a [&'a TypedTensor],
     /// The node's output.
     pub activation: Option<&'a TypedTensor>,
+    /// How the output's unit axis is chosen when it names no axis (see [`super::layout`]).
+    pub units: UnitRule<'a>,
     /// The weight of the layer that reads this node's output (for ignored units): shape
     /// `(out, units, …)`, `(out, units·k)` after a flatten, or `(units,)` for a per-unit scale.
     pub next_weight: Option<&'a TypedTensor>,
@@ -137,7 +159,7 @@ pub fn measure(node: &NodeTensors) -> Result<Metrics, MeasureError> {
     let mut out = Metrics::new();
     let (mut nan, mut nonfinite, mut any) = (0u64, 0u64, false);
     if !node.params.is_empty() {
-        let s = params(node.params, node.previous, &mut out)?;
+        let s = params(node.params, node.previous, node.updates, &mut out)?;
         (nan, nonfinite, any) = (nan + s.0, nonfinite + s.1, true);
     }
     if !node.grads.is_empty() {
@@ -145,10 +167,10 @@ pub fn measure(node: &NodeTensors) -> Result<Metrics, MeasureError> {
         (nan, nonfinite, any) = (nan + s.0, nonfinite + s.1, true);
     }
     if let Some(act) = node.activation {
-        let s = activation(act, node.kind, node.next_weight, &mut out)?;
+        let s = activation(act, node.kind, node.units, node.next_weight, &mut out)?;
         (nan, nonfinite, any) = (nan + s.0, nonfinite + s.1, true);
     }
-    ranks(node, &mut out);
+    ranks(node, &mut out)?;
     if any {
         put(&mut out, m::NAN, Some(nan as f64));
         put(&mut out, m::INF, Some((nonfinite - nan) as f64));
@@ -159,12 +181,32 @@ pub fn measure(node: &NodeTensors) -> Result<Metrics, MeasureError> {
 
 /// The singular-value metrics of the node's weight update, weight gradient and output
 /// (see [`super::rank`]): the weight is the first parameter of two or more axes, read as
-/// (out × rest); the output as (samples × rest). Matrices over the rank caps, or with a
-/// non-finite entry, are left unmeasured.
-fn ranks(node: &NodeTensors, out: &mut Metrics) {
-    use super::rank::{as_matrix, rank_of, rank_of_tensor, RankOf};
+/// (out × rest); the output as (positions × units) along its unit axis. The samples a step's
+/// update summed over are the positions per unit of the node's output (batch × tokens, or
+/// batch × height × width), when the output was recorded. Matrices over the rank caps, or
+/// with a non-finite entry, are left unmeasured.
+fn ranks(node: &NodeTensors, out: &mut Metrics) -> Result<(), MeasureError> {
+    use super::rank::{as_matrix, feature_rank, rank_of, rank_of_tensor, RankOf};
+    let axis = match node.activation {
+        Some(a) if !a.is_empty() => unit_axis(a, node.kind, node.units)?,
+        _ => None,
+    };
+    let samples = node.activation.and_then(|a| {
+        let units = axis.and_then(|i| a.shape.get(i).copied()).unwrap_or(1);
+        a.len().checked_div(units).filter(|n| *n > 0)
+    });
     let weight = node.params.iter().position(|p| p.shape.len() >= 2);
-    if let (Some(i), Some(q)) = (weight, weight.and_then(|i| node.previous.get(i))) {
+    let given = weight.and_then(|i| node.updates.get(i));
+    if let (Some(i), Some(u)) = (weight, given) {
+        let p = node.params[i];
+        if p.len() == u.len() && as_matrix(&p.shape).is_some() {
+            let update = u.data.to_f64();
+            let norm = |v: &[f64]| v.iter().map(|x| x * x).sum::<f64>().sqrt();
+            if norm(&update) > UPDATE_RANK_RESOLUTION * norm(&p.data.to_f64()) {
+                out.extend(rank_of(RankOf::Update, &update, &p.shape, samples));
+            }
+        }
+    } else if let (Some(i), Some(q)) = (weight, weight.and_then(|i| node.previous.get(i))) {
         let p = node.params[i];
         if p.len() == q.len() && as_matrix(&p.shape).is_some() {
             let before = q.data.to_f64();
@@ -178,16 +220,17 @@ fn ranks(node: &NodeTensors, out: &mut Metrics) {
             let norm = |v: &[f64]| v.iter().map(|x| x * x).sum::<f64>().sqrt();
             // An update within rounding of the weights has no direction worth a rank.
             if norm(&update) > UPDATE_RANK_RESOLUTION * norm(&before) {
-                out.extend(rank_of(RankOf::Update, &update, &p.shape));
+                out.extend(rank_of(RankOf::Update, &update, &p.shape, samples));
             }
         }
     }
     if let Some(g) = node.grads.iter().find(|g| g.shape.len() >= 2) {
-        out.extend(rank_of_tensor(RankOf::Grad, g));
+        out.extend(rank_of_tensor(RankOf::Grad, g, samples));
     }
-    if let Some(a) = node.activation {
-        out.extend(rank_of_tensor(RankOf::Feature, a));
+    if let (Some(a), Some(axis)) = (node.activation, axis) {
+        out.extend(feature_rank(a, axis));
     }
+    Ok(())
 }
 
 /// The loss node's metrics: the loss value (the mean when it is not a scalar; NaN when any
@@ -243,17 +286,26 @@ fn chunk_into(data: &TensorData, start: usize, buf: &mut [f64]) -> usize {
     }
 }
 
-/// Parameter metrics, and the applied update's when the previous parameters are given.
-/// Each current tensor is read once, alongside the same range of its previous one.
+/// Parameter metrics, and the applied update's when the update or the previous parameters
+/// are given. Each current tensor is read once, alongside the same range of its update (or
+/// its previous one).
 fn params(
     params: &[&TypedTensor],
     previous: &[&TypedTensor],
+    updates: &[&TypedTensor],
     out: &mut Metrics,
 ) -> Result<(u64, u64), MeasureError> {
-    if !previous.is_empty() && previous.len() != params.len() {
+    // The applied update, when given, wins over a difference against the step before.
+    let (other, is_update) = if updates.is_empty() {
+        (previous, false)
+    } else {
+        (updates, true)
+    };
+    let what = if is_update { "updates" } else { "previous" };
+    if !other.is_empty() && other.len() != params.len() {
         return Err(MeasureError::Previous {
             key: "<count>".into(),
-            detail: format!("{} parameters, {} previous", params.len(), previous.len()),
+            detail: format!("{} parameters, {} {what}", params.len(), other.len()),
         });
     }
     let mut moments = Moments::new();
@@ -261,12 +313,12 @@ fn params(
     let mut buf = vec![0f64; crate::tensor::typed::CHUNK];
     for (i, p) in params.iter().enumerate() {
         check_shape(p)?;
-        let prev = previous.get(i);
+        let prev = other.get(i);
         if let Some(q) = prev {
             if q.len() != p.len() {
                 return Err(MeasureError::Previous {
                     key: p.provenance.key.clone(),
-                    detail: format!("{} values now, {} before", p.len(), q.len()),
+                    detail: format!("{} values now, {} in the {what}", p.len(), q.len()),
                 });
             }
         }
@@ -275,10 +327,13 @@ fn params(
             moments.push_slice(c);
             if let Some(q) = prev {
                 let n = chunk_into(&q.data, at, &mut buf[..c.len()]);
-                for (&now, &before) in c.iter().zip(&buf[..n]) {
-                    if now.is_finite() && before.is_finite() {
-                        diff_sq += (now - before) * (now - before);
-                        prev_sq += before * before;
+                for (&now, &o) in c.iter().zip(&buf[..n]) {
+                    // The update's base is the weight the step started from: `now` when the
+                    // update is given (params are the weights the forward used), else `o`.
+                    let (step, base) = if is_update { (o, now) } else { (now - o, o) };
+                    if step.is_finite() && base.is_finite() {
+                        diff_sq += step * step;
+                        prev_sq += base * base;
                     }
                 }
             }
@@ -289,7 +344,7 @@ fn params(
     put(out, m::PARAM_NORM, s.l2);
     put(out, m::PARAM_ABSMAX, s.absmax);
     put(out, m::PARAM_MEAN_ABS, mean_abs(s.l1, s.count, s.nonfinite));
-    if !previous.is_empty() {
+    if !other.is_empty() {
         let update = diff_sq.sqrt();
         put(out, m::UPDATE_NORM, Some(update));
         put(
@@ -297,9 +352,15 @@ fn params(
             m::UPDATE_RATIO,
             (prev_sq > 0.0).then(|| update / prev_sq.sqrt()),
         );
+        put(out, UPDATE_STEPS, Some(1.0));
     }
     Ok((s.nan, s.nonfinite))
 }
+
+/// How many optimiser steps the update metrics were taken over: always 1 where written (an
+/// `update.*` tensor, or a difference against the step just before); an update over a gap of
+/// more steps is never measured.
+pub const UPDATE_STEPS: &str = "update_steps";
 
 fn mean_abs(l1: Option<f64>, count: u64, nonfinite: u64) -> Option<f64> {
     let finite = count.checked_sub(nonfinite).filter(|n| *n > 0)?;
@@ -318,25 +379,6 @@ fn grads(grads: &[&TypedTensor], out: &mut Metrics) -> Result<(u64, u64), Measur
     put(out, m::GRAD_MEAN_ABS, mean_abs(s.l1, s.count, s.nonfinite));
     put(out, m::GRAD_ZERO_FRACTION, s.zero_fraction);
     Ok((s.nan, s.nonfinite))
-}
-
-/// Axis names that say "this is the unit (channel, feature) axis".
-const UNIT_AXIS_NAMES: &[&str] = &[
-    "C", "c", "channel", "channels", "D", "d", "feature", "features", "unit", "units", "hidden",
-];
-
-/// The unit axis of an output: a named one, else axis 1 (`N,C,…` and `N,D`); `None` for
-/// 0-d and 1-d outputs, which are measured as one unit.
-pub fn unit_axis(t: &TypedTensor) -> Option<usize> {
-    if let Some(axes) = &t.axes {
-        if let Some(i) = axes
-            .iter()
-            .position(|a| UNIT_AXIS_NAMES.contains(&a.as_str()))
-        {
-            return (i < t.shape.len()).then_some(i);
-        }
-    }
-    (t.shape.len() >= 2).then_some(1)
 }
 
 /// Per-unit running sums of an output.
@@ -398,6 +440,7 @@ enum Scale {
 fn activation(
     act: &TypedTensor,
     kind: &str,
+    rule: UnitRule,
     next_weight: Option<&TypedTensor>,
     out: &mut Metrics,
 ) -> Result<(u64, u64), MeasureError> {
@@ -411,7 +454,7 @@ fn activation(
         KindClass::SigmoidLike => Some(Scale::Sigmoid),
         _ => None,
     };
-    let (units, inner) = match unit_axis(act) {
+    let (units, inner) = match unit_axis(act, kind, rule)? {
         Some(a) => (act.shape[a], act.shape[a + 1..].iter().product::<usize>()),
         None => (1, act.len().max(1)),
     };

@@ -8,6 +8,7 @@
 pub mod cka;
 pub mod forward;
 pub mod json;
+pub mod layout;
 pub mod measure;
 pub mod rank;
 pub mod record;
@@ -15,8 +16,9 @@ pub mod store;
 pub mod thresholds;
 
 pub use cka::linear_cka;
-pub use forward::{measure_forward, nodes_from_keys, Step};
+pub use forward::{measure_forward, measure_nodes, nodes_from_keys, Step};
 pub use json::{about_json, AboutJson, BoundJson, ForwardJson, Seen, SeenNode, VerdictJson};
+pub use layout::UnitRule;
 pub use measure::{measure, measure_loss, MeasureError, Metrics, NodeTensors};
 pub use rank::{rank_metrics, RankOf};
 pub use record::{step_facts, step_record, step_stats, Graph, GraphNode, GRAPH_FILE};

@@ -4,7 +4,7 @@
 //! demo) goes through [`step_stats`].
 
 use super::cka::linear_cka;
-use super::forward::{measure_forward, nodes_from_keys, Step};
+use super::forward::{measure_nodes, nodes_from_keys, Step};
 use super::measure::MeasureError;
 use crate::store::{Fact, ForwardRecord, NodeStats, Num, TensorBytes};
 use serde::{Deserialize, Serialize};
@@ -18,12 +18,16 @@ pub fn graph_path(run: &str) -> String {
     format!("{}/{GRAPH_FILE}", crate::store::format::run_dir(run))
 }
 
-/// One node of a graph: its name and kind (`Linear`, `ReLU`, …; empty when unknown).
+/// One node of a graph: its name, kind (`Linear`, `ReLU`, …; empty when unknown) and,
+/// optionally, the layout of its output (`NCHW`, `NTD`, `ND`, …: one letter per axis, the
+/// units at `C`, else `D`; without one the kind decides, see [`super::layout`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GraphNode {
     pub name: String,
     #[serde(default)]
     pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<String>,
 }
 
 /// A run's graph: nodes in declaration order, and pairs of nodes declared apart (two groups
@@ -49,6 +53,7 @@ impl Graph {
                 .map(|(n, k)| GraphNode {
                     name: n.into(),
                     kind: k.into(),
+                    layout: None,
                 })
                 .collect(),
             apart: Vec::new(),
@@ -63,9 +68,16 @@ impl Graph {
                 bytes.len()
             ));
         }
-        serde_json::from_slice(bytes).map_err(|e| {
+        let graph: Graph = serde_json::from_slice(bytes).map_err(|e| {
             format!("{source}: not a graph {{\"nodes\": [{{\"name\", \"kind\"}}, …]}}: {e}")
-        })
+        })?;
+        for node in &graph.nodes {
+            if let Some(layout) = &node.layout {
+                super::layout::check_layout(layout)
+                    .map_err(|e| format!("{source}: node {:?}: {e}", node.name))?;
+            }
+        }
+        Ok(graph)
     }
 
     /// The nodes as `(name, kind)` pairs.
@@ -87,19 +99,21 @@ impl Graph {
 
 /// Every node's health metrics at one step, as `node -> metric -> number` (`stats.json`):
 /// the nodes of `graph` (or, with an empty graph, those the keys name), measured by
-/// [`measure_forward`] with `previous` (the step before) giving the applied update; `cka` on
+/// [`measure_nodes`] with `previous` (the step before) giving the applied update; `cka` on
 /// the second node of each pair declared apart; and the `loss` node with `loss`, `nan`, `inf`.
 pub fn step_stats(
     graph: &Graph,
     step: &Step,
     previous: Option<&Step>,
 ) -> Result<NodeStats, MeasureError> {
-    let pairs = if graph.nodes.is_empty() {
-        nodes_from_keys(step)
+    let keyed;
+    let nodes = if graph.nodes.is_empty() {
+        keyed = Graph::of(nodes_from_keys(step)).nodes;
+        &keyed
     } else {
-        graph.pairs()
+        &graph.nodes
     };
-    let mut seen = measure_forward(&pairs, step, previous)?;
+    let mut seen = measure_nodes(nodes, step, previous)?;
     for [a, b] in &graph.apart {
         let (Some(x), Some(y)) = (step.get(&format!("act.{a}")), step.get(&format!("act.{b}")))
         else {

@@ -73,7 +73,7 @@ struct Conn {
 /// Keys whose tensors feed the health metrics.
 fn is_health_key(key: &str) -> bool {
     key == "loss"
-        || ["param.", "grad.", "act."]
+        || ["param.", "grad.", "act.", "update."]
             .iter()
             .any(|p| key.starts_with(p))
 }
@@ -97,6 +97,31 @@ fn loss_node(frame: &Frame, stats: &mut NodeStats) {
         .or_insert(Num(f64::from(u8::from(v.is_nan()))));
     row.entry("inf".into())
         .or_insert(Num(f64::from(u8::from(v.is_infinite()))));
+}
+
+/// The graph a frame's facts name: one node per fact but the loss's, with its kind and, when
+/// the fact has a `layout` string that is a valid layout, that layout (an invalid one is
+/// dropped with a message, and the kind's default applies).
+fn frame_graph(frame: &Frame) -> Graph {
+    let mut graph = Graph::of(
+        frame
+            .header
+            .facts
+            .iter()
+            .filter(|f| f.kind != "loss")
+            .map(|f| (f.node.clone(), f.kind.clone())),
+    );
+    let layouts = frame.header.facts.iter().filter(|f| f.kind != "loss");
+    for (node, fact) in graph.nodes.iter_mut().zip(layouts) {
+        let Some(layout) = fact.extra.get("layout").and_then(|v| v.as_str()) else {
+            continue;
+        };
+        match crate::health::layout::check_layout(layout) {
+            Ok(()) => node.layout = Some(layout.to_string()),
+            Err(e) => eprintln!("somatize record: node {}: {e}; its kind decides", node.name),
+        }
+    }
+    graph
 }
 
 /// The frame's tensors the health metrics read, decoded, by key.
@@ -289,23 +314,20 @@ impl Session {
     }
 
     /// Add the per-node health metrics of a frame that carries `param.*`, `grad.*`,
-    /// `act.*` or `loss` tensors to its statistics (what the sender gave wins), with the
-    /// update taken against the connection's previous forward when that one carried the
-    /// parameters; and write the run's graph from the first frame whose facts name nodes.
+    /// `act.*`, `update.*` or `loss` tensors to its statistics (what the sender gave wins).
+    /// The update of one optimiser step comes from the frame's `update.<node>.<leaf>`
+    /// tensors (the weights after the step minus those before; the frame's `param.*` are the
+    /// before), else from the connection's previous forward when that one is forward − 1 and
+    /// carried the parameters; with tensors every N > 1 forwards and no `update.*`, there is no
+    /// update metric. Write the run's graph from the first frame whose facts name nodes (with a
+    /// fact's `layout`, when it has one, as the node's layout).
     fn health(&mut self, k: usize, forward: u64, frame: &Frame, stats: &mut NodeStats) {
         loss_node(frame, stats);
         let step = frame_step(frame);
         if !step.keys().any(|key| is_health_key(key)) {
             return;
         }
-        let graph = Graph::of(
-            frame
-                .header
-                .facts
-                .iter()
-                .filter(|f| f.kind != "loss")
-                .map(|f| (f.node.clone(), f.kind.clone())),
-        );
+        let graph = frame_graph(frame);
         if !graph.nodes.is_empty() && !self.graph_written {
             match write_graph(&self.opts.store, &self.opts.run, &graph) {
                 Ok(_) => self.graph_written = true,
