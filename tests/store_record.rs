@@ -279,3 +279,77 @@ fn export_writes_a_snapshot_the_reader_opens() {
         "exporting a missing store succeeded"
     );
 }
+
+/// `somatize record --listen PATH` with no command, as `somatize.torch.watch` starts it: the
+/// sender connects, sends forwards whose statistics it measured itself (no tensors) and an
+/// `end` frame; the run's graph comes from the facts, stats.json holds the sender's numbers,
+/// and the exit record is clean. A second recording whose sender closes without `end` is
+/// marked broke at the forward after its last.
+#[test]
+fn a_listening_companion_records_the_process_that_connects() {
+    use somatize::record::frame::encode;
+    use std::io::Write;
+    use std::os::unix::net::UnixStream;
+    let root = temp_dir("listen");
+    for (run, end) in [("clean", true), ("killed", false)] {
+        let socket = root.join(format!("{run}.sock"));
+        let mut companion = Command::new(env!("CARGO_BIN_EXE_somatize"))
+            .args(["record", "--store"])
+            .arg(&root)
+            .args(["--run", run, "--readings", "0.05", "--listen"])
+            .arg(&socket)
+            .spawn()
+            .unwrap();
+        let mut waited = 0;
+        while !socket.exists() {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            waited += 1;
+            assert!(waited < 1000, "the companion never opened {socket:?}");
+        }
+        let mut conn = UnixStream::connect(&socket).unwrap();
+        for forward in 0..3u64 {
+            let header = serde_json::json!({
+                "forward": forward,
+                "facts": [{"node": "fc1", "kind": "Linear", "began_us": 0, "took_us": 5,
+                           "layout": "ND"},
+                          {"node": "loss", "kind": "loss", "value": 1.0 / (forward as f64 + 1.0)}],
+                "stats": {"fc1": {"grad_norm": 0.5 + forward as f64, "units": 16.0}},
+            });
+            conn.write_all(&encode(&header, &[])).unwrap();
+        }
+        if end {
+            conn.write_all(&encode(&serde_json::json!({"type": "end"}), &[]))
+                .unwrap();
+        }
+        drop(conn);
+        let status = companion.wait().unwrap();
+        assert_eq!(status.success(), end, "{run}: exit {status:?}");
+        let store = Store::open(DirFs::new(&root)).unwrap();
+        let items: Vec<_> = store.scan(run).unwrap().map(Result::unwrap).collect();
+        let forwards: Vec<u64> = items.iter().map(|i| i.entry.forward).collect();
+        let blob = store.fetch(run, &items[2].writer, &items[2].entry).unwrap();
+        let stats = blob.stats().unwrap();
+        assert_eq!(stats["fc1"]["grad_norm"].0, 2.5);
+        assert_eq!(stats["loss"]["loss"].0, 1.0 / 3.0);
+        let graph =
+            std::fs::read_to_string(root.join("runs").join(run).join("graph.json")).unwrap();
+        assert!(
+            graph.contains("\"fc1\"") && graph.contains("Linear"),
+            "{graph}"
+        );
+        let exit = store.exit(run, &items[0].writer).unwrap().unwrap();
+        if end {
+            assert_eq!(forwards, [0, 1, 2]);
+            assert!(exit.ok, "{exit:?}");
+        } else {
+            assert!(!exit.ok);
+            assert!(
+                exit.error
+                    .as_deref()
+                    .unwrap_or("")
+                    .contains("without ending"),
+                "{exit:?}"
+            );
+        }
+    }
+}
