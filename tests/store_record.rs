@@ -1,6 +1,7 @@
 //! `somatize record` end to end with the Python helper: the numpy example trains under the
 //! companion and its forwards read back; a command that fails marks the run broke at the
-//! forward it reached. Skipped (with a message) when python3 or numpy is missing.
+//! forward it reached. The numpy tests are skipped (with a message) when python3 or numpy is
+//! missing; the torch test runs with the torch venv's Python and fails without it.
 
 mod common;
 
@@ -188,23 +189,44 @@ fn a_command_that_cannot_start_is_an_error() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("could not start"));
 }
 
+/// The Python of the torch venv (`SOMATIZE_VENV`, default `~/.cache/somatize/torch-venv`,
+/// which `scripts/test.sh` creates with torch in it). Missing is a failure, not a skip.
+fn torch_python() -> std::path::PathBuf {
+    let venv = std::env::var_os("SOMATIZE_VENV")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
+                .join(".cache/somatize/torch-venv")
+        });
+    let python = venv.join("bin/python");
+    assert!(
+        python.is_file(),
+        "no torch venv at {venv:?}: run scripts/test.sh python (it creates it) or set SOMATIZE_VENV"
+    );
+    python
+}
+
 #[test]
-fn the_torch_hooks_record_when_torch_is_present() {
-    let has_torch = Command::new("python3")
-        .args(["-c", "import torch"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !has_torch {
-        eprintln!("skipped: torch is not installed for python3");
-        return;
-    }
+fn the_torch_watch_records_under_the_companion() {
     let root = temp_dir("torch");
     let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/train_torch.py");
     let out = Command::new(env!("CARGO_BIN_EXE_somatize"))
         .args(["record", "--store"])
         .arg(&root)
         .args([
-            "--run", "t", "--", "python3", example, "--steps", "4", "--every", "2",
+            "--run",
+            "t",
+            "--",
+            torch_python().to_str().unwrap(),
+            example,
+        ])
+        .args([
+            "--steps",
+            "4",
+            "--acts-every",
+            "2",
+            "--keep-tensors-every",
+            "2",
         ])
         .output()
         .unwrap();
@@ -223,6 +245,17 @@ fn the_torch_hooks_record_when_torch_is_present() {
     }
     let kinds: Vec<String> = blob.facts().unwrap().into_iter().map(|f| f.kind).collect();
     assert_eq!(kinds, ["Linear", "ReLU", "Linear", "loss"]);
+    // Forward 3 carries numbers only: measured by torch, with the update and no tensors.
+    let blob = store.fetch("t", &items[3].writer, &items[3].entry).unwrap();
+    assert!(blob.tensor_keys().is_empty());
+    let stats = blob.stats().unwrap();
+    for metric in ["grad_norm", "param_norm", "update_ratio", "nonfinite"] {
+        assert!(
+            stats["0"].contains_key(metric),
+            "0 lacks {metric}: {stats:?}"
+        );
+    }
+    assert!(stats["loss"]["loss"].0 > 0.0);
 }
 
 #[test]
