@@ -73,7 +73,15 @@ class Channel:
             if not address.startswith("unix:"):
                 raise ValueError(f"{CHANNEL_ENV}={address!r}: only unix:<path> is supported")
             self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            self._sock.connect(address[len("unix:"):])
+            # A companion that has just bound the path may not be listening yet.
+            for attempt in range(100):
+                try:
+                    self._sock.connect(address[len("unix:"):])
+                    break
+                except ConnectionRefusedError:
+                    if attempt == 99:
+                        raise
+                    time.sleep(0.02)
 
     @property
     def enabled(self):

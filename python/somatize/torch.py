@@ -435,7 +435,18 @@ class Watch:
                 parts += [*_norms(gs, 2), *_norms(gs, 1)]
                 parts += [(g == 0).sum() for g in gs]
             vec = torch.stack([t.to(torch.float64) for t in parts])
-            self._params_now = (vec, gi)
+            # A non-finite value makes its tensor's sum of |x| non-finite: measure those
+            # tensors again, finite values only, before the optimizer changes them (this
+            # check syncs once with an accelerator; on the CPU it is free).
+            p1 = vec[len(ps):2 * len(ps)]
+            g1 = vec[3 * len(ps) + len(gs):3 * len(ps) + 2 * len(gs)]
+            exact_p, exact_g = {}, {}
+            if not bool(torch.isfinite(torch.cat([p1, g1])).all()):
+                for i in torch.nonzero(~torch.isfinite(p1)).flatten().tolist():
+                    exact_p[i] = _exact(ps[i])
+                for k in torch.nonzero(~torch.isfinite(g1)).flatten().tolist():
+                    exact_g[gi[k]] = _exact(gs[k])
+            self._params_now = (vec, gi, exact_p, exact_g)
             if self.optimizer is not None:
                 if self._before is None:
                     self._before = [p.detach().clone() for p in self._param_list]
@@ -468,7 +479,7 @@ class Watch:
         forward = self.forward
         if self._params_now is None:
             self._measure_params()
-        pvec, gi = self._params_now
+        pvec, gi, exact_p, exact_g = self._params_now
         acts = {}
         for node in self._nodes:
             u = self._units.get(node.name)
@@ -485,7 +496,7 @@ class Watch:
             parts.append(loss.detach().reshape(1).to(torch.float64))
         # The one copy to the host of this step.
         host = torch.cat([t.reshape(-1).to(pvec.device) for t in parts]).cpu().tolist()
-        stats = self._stats(host, gi, acts, loss is not None)
+        stats = self._stats(host, gi, exact_p, exact_g, acts, loss is not None)
         facts = self._facts()
         tensors = self._whole_tensors() if self._keeping() else None
         self._send(forward, loss, facts, stats, tensors)
@@ -499,7 +510,7 @@ class Watch:
         self.forward += 1
         return forward
 
-    def _stats(self, host, gi, acts, has_loss):
+    def _stats(self, host, gi, pexact, gexact, acts, has_loss):
         P = len(self._param_list)
         G = len(gi)
         at = 0
@@ -515,11 +526,6 @@ class Watch:
         upd = take(P) if self._pending is not None else None
         index = {id(p): i for i, p in enumerate(self._param_list)}
         gpos = {i: k for k, i in enumerate(gi)}
-        # Non-finite values: the fast path's sums are then not finite; measure those again.
-        bad = [i for i in range(P) if not math.isfinite(pl1[i])]
-        pexact = {i: _exact(self._param_list[i]) for i in bad}
-        gbad = [i for i in gi if not math.isfinite(gl1[gpos[i]])]
-        gexact = {i: _exact(self._param_list[i].grad) for i in gbad}
         stats = {}
         new_prev = {}
         for node in self._nodes:
