@@ -131,19 +131,41 @@ def _summarise_output(x, kind, scale):
     a = unit_axis(kind, ndim)
     if a is None:
         x2 = x.reshape(-1, 1)
-        dims = [0]
+    elif a == ndim - 1:
+        x2 = x.reshape(-1, x.shape[-1])
     else:
-        x2 = x
-        dims = [d for d in range(ndim) if d != a]
-    finite = torch.isfinite(x2)
-    # On the CPU a sync is free: take the one-pass path when every value is finite.
-    all_finite = x.device.type == "cpu" and bool(finite.all())
-    if all_finite:
-        units = x2.shape[a] if a is not None else 1
-        var, mean = torch.var_mean(x2, dim=dims, correction=0)
-        n = torch.full_like(mean, float(x2.numel() // max(1, units)))
-        xz = x2
+        x2 = x.movedim(a, -1).reshape(-1, x.shape[a])
+    dims = [0]
+    rows, units = x2.shape
+    fast = None
+    if x.device.type == "cpu" and rows > 0:
+        # On the CPU a sync is free: sums around each unit's first value (as measure.rs
+        # shifts) by matrix products, and when they are finite every value was (a NaN or an
+        # infinity makes its unit's sums non-finite), so no masks are needed.
+        ones = torch.ones(1, rows, dtype=x2.dtype)
+        d = x2 - x2[0]
+        s = (ones @ d)[0]
+        ss = (ones @ (d * d))[0]
+        if bool(torch.isfinite(ss).all()):
+            n = float(rows)
+            s64, ss64 = s.to(torch.float64), ss.to(torch.float64)
+            shifted = s64 / n
+            fast = {
+                "n": torch.full((units,), n, dtype=torch.float64),
+                "mean": x2[0].to(torch.float64) + shifted,
+                "m2": (ss64 / n - shifted * shifted).clamp(min=0) * n,
+                "sabs": (ones @ x2.abs())[0].to(torch.float64),
+                "pos": torch.count_nonzero(x2 > 0, dim=0).to(torch.float64),
+                "zeros": torch.tensor(float(x2.numel() - int(torch.count_nonzero(x2))),
+                                      dtype=torch.float64),
+                "nan": torch.zeros((), dtype=torch.float64),
+                "total": x2.numel(),
+            }
+            finite, xz = True, x2
+    if fast is not None:
+        out = fast
     else:
+        finite = torch.isfinite(x2)
         xz = torch.where(finite, x2, torch.zeros((), dtype=x2.dtype, device=x2.device))
         n = finite.sum(dim=dims).to(torch.float32)
         mean = xz.sum(dim=dims) / n.clamp(min=1)
@@ -151,19 +173,25 @@ def _summarise_output(x, kind, scale):
         d = torch.where(finite, x2 - mean.reshape(keep), torch.zeros((), dtype=x2.dtype,
                                                                     device=x2.device))
         var = (d * d).sum(dim=dims) / n.clamp(min=1)
-    out = {
-        "n": n.to(torch.float64),
-        "mean": mean.to(torch.float64),
-        "m2": var.to(torch.float64) * n.to(torch.float64),
-        "sabs": xz.abs().sum(dim=dims, dtype=torch.float64),
-        "pos": (xz > 0).sum(dim=dims).to(torch.float64),
-        "zeros": (x2 == 0).sum().to(torch.float64),
-        "nan": torch.isnan(x2).sum().to(torch.float64),
-        "total": x2.numel(),
-    }
+        out = {
+            "n": n.to(torch.float64),
+            "mean": mean.to(torch.float64),
+            "m2": var.to(torch.float64) * n.to(torch.float64),
+            "sabs": xz.abs().sum(dim=dims, dtype=torch.float64),
+            "pos": (xz > 0).sum(dim=dims).to(torch.float64),
+            "zeros": (x2 == 0).sum().to(torch.float64),
+            "nan": torch.isnan(x2).sum().to(torch.float64),
+            "total": x2.numel(),
+        }
     if scale is not None:
-        y = xz if scale == "tanh" else 2 * xz - 1
-        out["sat"] = ((y.abs() > SATURATED_OUTPUT) & finite).sum(dim=dims).to(torch.float64)
+        # |y| > SATURATED_OUTPUT on the tanh scale; a sigmoid's y = 2x - 1 read back onto x.
+        if scale == "tanh":
+            over = xz.abs() > SATURATED_OUTPUT
+        else:
+            over = (xz > (1 + SATURATED_OUTPUT) / 2) | (xz < (1 - SATURATED_OUTPUT) / 2)
+        if finite is not True:
+            over &= finite
+        out["sat"] = torch.count_nonzero(over, dim=0).to(torch.float64)
     return out, ndim
 
 
@@ -461,8 +489,9 @@ class Watch:
         if self.closed or self._before is None:
             return
         with torch.no_grad():
-            diff = torch._foreach_sub([p.detach() for p in self._param_list], self._before)
-            self._pending = torch.stack([t.to(torch.float64) for t in _norms(diff, 2)])
+            # In place: the copy is taken again before the next step.
+            torch._foreach_sub_(self._before, [p.detach() for p in self._param_list])
+            self._pending = torch.stack([t.to(torch.float64) for t in _norms(self._before, 2)])
 
     # -- the step ------------------------------------------------------------------------
 
