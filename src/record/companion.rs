@@ -58,10 +58,10 @@ pub struct Report {
 }
 
 enum Msg {
-    Opened(usize),
+    Opened,
     Frame(usize, Box<Frame>),
     Bad(usize, FrameError),
-    Closed(usize),
+    Closed,
 }
 
 struct Conn {
@@ -164,7 +164,7 @@ fn reader_thread(k: usize, stream: UnixStream, tx: SyncSender<Msg>) {
     // the payload straight into its buffer (one `read` per socket-buffer's worth), and only the
     // bytes the header's read brought along pass through here.
     let mut r = BufReader::with_capacity(READ_BUFFER, stream);
-    if tx.send(Msg::Opened(k)).is_err() {
+    if tx.send(Msg::Opened).is_err() {
         return;
     }
     loop {
@@ -181,7 +181,7 @@ fn reader_thread(k: usize, stream: UnixStream, tx: SyncSender<Msg>) {
             }
         }
     }
-    let _ = tx.send(Msg::Closed(k));
+    let _ = tx.send(Msg::Closed);
 }
 
 fn accept_thread(listener: UnixListener, tx: SyncSender<Msg>, stop: Arc<AtomicBool>) {
@@ -584,13 +584,13 @@ pub fn record_listen(
             .saturating_duration_since(Instant::now())
             .min(Duration::from_millis(50));
         match rx.recv_timeout(wait) {
-            Ok(Msg::Opened(_)) => {
+            Ok(Msg::Opened) => {
                 open += 1;
                 opened += 1;
             }
             Ok(Msg::Frame(k, f)) => session.on_frame(k, &f),
             Ok(Msg::Bad(k, e)) => eprintln!("somatize record: connection {k}: {e}"),
-            Ok(Msg::Closed(_)) => open = open.saturating_sub(1),
+            Ok(Msg::Closed) => open = open.saturating_sub(1),
             Err(RecvTimeoutError::Disconnected) => break,
             Err(RecvTimeoutError::Timeout) => {}
         }
@@ -643,7 +643,7 @@ fn pump(
                     eprintln!("somatize record: connection {k}: {e}");
                 }
             }
-            Ok(Msg::Opened(_)) | Ok(Msg::Closed(_)) => {}
+            Ok(Msg::Opened) | Ok(Msg::Closed) => {}
             Err(RecvTimeoutError::Disconnected) => break,
             Err(RecvTimeoutError::Timeout) => {}
         }
