@@ -109,17 +109,6 @@ def _first_tensor(output):
     return output if isinstance(output, torch.Tensor) else None
 
 
-class _Units:
-    """Per-unit running summaries of one node's outputs at one step, on the device, merged
-    over calls (Chan et al.'s pairwise update for the variance)."""
-
-    __slots__ = ("n", "mean", "m2", "sabs", "pos", "sat", "count", "zeros", "nan", "total",
-                 "units", "ndim")
-
-    def __init__(self):
-        self.n = None
-
-
 def _summarise_output(x, kind, scale):
     """The per-unit summaries of one output: a dict of device tensors."""
     x = x.detach()
@@ -295,7 +284,7 @@ def _outgoing_mean_abs(w, units):
 
 class _Node:
     __slots__ = ("name", "kind", "module", "params", "scale", "ndim", "calls", "began",
-                 "took", "next_weight")
+                 "call_began", "took", "next_weight")
 
     def __init__(self, name, kind, module, params):
         self.name, self.kind, self.module, self.params = name, kind, module, params
@@ -303,6 +292,7 @@ class _Node:
         self.ndim = None
         self.calls = 0
         self.began = None
+        self.call_began = None
         self.took = 0
         self.next_weight = None
 
@@ -374,6 +364,10 @@ class Watch:
 
     def _open(self, store, run, writer, channel, durable):
         address = channel if channel is not None else os.environ.get(_channel.CHANNEL_ENV)
+        if writer is None:
+            dist = getattr(torch, "distributed", None)
+            if dist is not None and dist.is_available() and dist.is_initialized():
+                writer = f"rank{dist.get_rank()}"  # each rank a writer named for its rank
         if address:
             chan = _channel.connect(address)
         else:
@@ -430,12 +424,14 @@ class Watch:
             if self._start is None:
                 self._start = now
             node.began = now if node.began is None else node.began
+            node.call_began = now
         return hook
 
     def _post_hook(self, node):
         def hook(module, inputs, output):
             node.calls += 1
-            node.took += time.perf_counter() - (node.began or time.perf_counter())
+            now = time.perf_counter()
+            node.took += now - (node.call_began if node.call_began is not None else now)
             if self.closed:
                 return
             if not (self._measuring_acts() or self._keeping()):

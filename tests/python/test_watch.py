@@ -190,3 +190,23 @@ def test_a_compiled_model_is_watched_on_its_original_modules(tmp_path):
     w.close()
     numbers = seen(tmp_path, run="c")
     assert numbers["0"]["kind"] == "Linear" and "act_var" in numbers["1"]
+
+
+def test_a_distributed_rank_writes_as_its_rank(tmp_path):
+    import socket
+
+    import torch.distributed as dist
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0, world_size=1)
+    try:
+        model = mlp()
+        opt = torch.optim.SGD(model.parameters(), lr=0.05)
+        w = st.watch(model, opt, store=tmp_path, run="ddp")
+        train(model, opt, w, 2)
+        w.close()
+    finally:
+        dist.destroy_process_group()
+    assert {r["writer"] for r in forwards(tmp_path, run="ddp")} == {"rank0"}
