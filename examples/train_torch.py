@@ -3,9 +3,10 @@
     python3 examples/train_torch.py --store runs --run torch-mlp          # starts the companion
     somatize record --store runs --run torch-mlp -- python3 examples/train_torch.py   # joins it
 
-Per step the metrics of every layer (norms, the optimiser's update, non-finite counts; every
-`--acts-every` steps the outputs' per-unit summaries) are measured with torch ops where the
-tensors are and sent as numbers; whole tensors only every `--keep-tensors-every` steps.
+Per step the norms and non-finite counts of every layer, and every `--every` steps the full
+summaries (the optimiser's update, the outputs' per-unit summaries, …), are measured with torch
+ops where the tensors are and sent as numbers; whole tensors only every
+`--keep-tensors-every` steps.
 """
 
 import argparse
@@ -24,7 +25,7 @@ def main():
     ap.add_argument("--steps", type=int, default=50)
     ap.add_argument("--store", default="runs")
     ap.add_argument("--run", default="torch-mlp")
-    ap.add_argument("--acts-every", type=int, default=None)
+    ap.add_argument("--every", type=int, default=None)
     ap.add_argument("--keep-tensors-every", type=int, default=0)
     args = ap.parse_args()
     torch.manual_seed(0)
@@ -33,7 +34,7 @@ def main():
     model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1))
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     watch = st.watch(model, optimizer, store=args.store, run=args.run,
-                     acts_every=args.acts_every, keep_tensors_every=args.keep_tensors_every)
+                     every=args.every, keep_tensors_every=args.keep_tensors_every)
     for _ in range(args.steps):
         loss = torch.nn.functional.mse_loss(model(x), y)
         optimizer.zero_grad()

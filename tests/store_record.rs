@@ -220,14 +220,7 @@ fn the_torch_watch_records_under_the_companion() {
             torch_python().to_str().unwrap(),
             example,
         ])
-        .args([
-            "--steps",
-            "4",
-            "--acts-every",
-            "2",
-            "--keep-tensors-every",
-            "2",
-        ])
+        .args(["--steps", "4", "--every", "2", "--keep-tensors-every", "2"])
         .output()
         .unwrap();
     assert!(
@@ -245,16 +238,25 @@ fn the_torch_watch_records_under_the_companion() {
     }
     let kinds: Vec<String> = blob.facts().unwrap().into_iter().map(|f| f.kind).collect();
     assert_eq!(kinds, ["Linear", "ReLU", "Linear", "loss"]);
-    // Forward 3 carries numbers only: measured by torch, with the update and no tensors.
-    let blob = store.fetch("t", &items[3].writer, &items[3].entry).unwrap();
-    assert!(blob.tensor_keys().is_empty());
+    // Forward 2 is a full one: torch's numbers include the update and the outputs'.
     let stats = blob.stats().unwrap();
-    for metric in ["grad_norm", "param_norm", "update_ratio", "nonfinite"] {
+    for metric in ["update_ratio", "act_var", "grad_mean_abs"] {
         assert!(
             stats["0"].contains_key(metric),
             "0 lacks {metric}: {stats:?}"
         );
     }
+    // Forward 3 carries numbers only, the every-step ones: measured by torch, no tensors.
+    let blob = store.fetch("t", &items[3].writer, &items[3].entry).unwrap();
+    assert!(blob.tensor_keys().is_empty());
+    let stats = blob.stats().unwrap();
+    for metric in ["grad_norm", "param_norm", "nonfinite"] {
+        assert!(
+            stats["0"].contains_key(metric),
+            "0 lacks {metric}: {stats:?}"
+        );
+    }
+    assert!(!stats["0"].contains_key("act_var"));
     assert!(stats["loss"]["loss"].0 > 0.0);
 }
 

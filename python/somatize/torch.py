@@ -14,12 +14,13 @@ as one small float64 tensor; only numbers cross to the companion, in the frame's
 
 What is measured when (docs/recording.md):
 
-- every step: parameters (``param_norm``, ``param_absmax``, ``param_mean_abs``), gradients
-  (``grad_norm``, ``grad_mean_abs``, ``grad_zero_fraction``), non-finite counts, the loss, and
-  the update one ``optimizer.step()`` applied (``update_norm``, ``update_ratio``; measured by
-  the optimizer's step hooks and written, as the whole-tensor path does, at the forward whose
-  parameters it produced);
-- every ``acts_every`` steps: the outputs' per-unit summaries (``act_mean``, ``act_var``,
+- every step: ``param_norm``, ``grad_norm``, non-finite counts (``nan``, ``inf``,
+  ``nonfinite``) and the loss;
+- every ``every`` steps (default 10; 1: every step; 0: never), the full summaries: also
+  ``param_absmax``, ``param_mean_abs``, ``grad_mean_abs``, ``grad_zero_fraction``, the update
+  (``update_norm``, ``update_ratio``: the optimizer step that produced this forward's
+  parameters, measured around it by the optimizer's step hooks, as the whole-tensor path
+  reports it), and the outputs' per-unit summaries (``act_mean``, ``act_var``,
   ``act_mean_sq``, ``act_zero_fraction``, ``units``, dead, dormant, saturated and ignored
   units);
 - every ``keep_tensors_every`` steps (0: never): the whole tensors ``param.*``, ``grad.*`` and
@@ -55,8 +56,8 @@ SATURATED_OUTPUT = 0.97
 SATURATED_UNIT_SHARE = 0.99
 IGNORED_UTILITY = 0.01
 
-# The default activation schedule: chosen for the overhead target (scripts/bench-torch.sh).
-DEFAULT_ACTS_EVERY = 10
+# The default schedule of full summaries: chosen for the overhead target (scripts/bench-torch.sh).
+DEFAULT_EVERY = 10
 
 _TANH_LIKE = {"tanh", "hardtanh", "softsign"}
 _SIGMOID_LIKE = {"sigmoid", "hardsigmoid"}
@@ -302,7 +303,7 @@ class Watch:
     ``optimizer.step()``), and ``close()`` at the end (also done at exit, with the error when
     the script dies of an exception, and by ``with``)."""
 
-    def __init__(self, model, optimizer=None, store=None, run=None, *, acts_every=None,
+    def __init__(self, model, optimizer=None, store=None, run=None, *, every=None,
                  keep_tensors_every=0, writer=None, channel=None, durable=True):
         if isinstance(model, torch.nn.Module) and hasattr(model, "_orig_mod"):
             model = model._orig_mod  # torch.compile: the hooks go on the original modules
@@ -310,10 +311,10 @@ class Watch:
             raise WatchError(f"watch(model): a torch.nn.Module, not {type(model).__name__}")
         if not any(True for _ in model.parameters()):
             raise WatchError(f"watch(model): {type(model).__name__} has no parameters to watch")
-        self.acts_every = int(acts_every if acts_every is not None else DEFAULT_ACTS_EVERY)
+        self.every = int(every if every is not None else DEFAULT_EVERY)
         self.keep_tensors_every = int(keep_tensors_every or 0)
-        if self.acts_every < 0 or self.keep_tensors_every < 0:
-            raise WatchError("acts_every and keep_tensors_every are step counts (0: never)")
+        if self.every < 0 or self.keep_tensors_every < 0:
+            raise WatchError("every and keep_tensors_every are step counts (0: never)")
         self.model = model
         self.optimizer = optimizer
         self.forward = 0
@@ -331,6 +332,7 @@ class Watch:
         self._prev_param_sq = None
         self._update_host = None
         self._before = None
+        self._snapshot = False
         self._start = None
         self._build_nodes()
         self._chan = self._open(store, run, writer, channel, durable)
@@ -412,8 +414,11 @@ class Watch:
 
     # -- hooks ---------------------------------------------------------------------------
 
+    def _full(self, forward):
+        return self.every > 0 and forward % self.every == 0
+
     def _measuring_acts(self):
-        return self.acts_every > 0 and self.forward % self.acts_every == 0
+        return self._full(self.forward)
 
     def _keeping(self):
         return self.keep_tensors_every > 0 and self.forward % self.keep_tensors_every == 0
@@ -449,41 +454,50 @@ class Watch:
         return hook
 
     def _measure_params(self):
-        """Parameter and gradient norms of this step, on the device (fast path: finite)."""
+        """Parameter and gradient norms of this step, on the device (fast path: finite);
+        on a full step also mean |x|, max |x| and zero counts; before a full step, the copy
+        of the parameters the next update is measured against."""
+        full = self._full(self.forward)
         with torch.no_grad():
             ps = [p.detach() for p in self._param_list]
             gs = [p.grad.detach() for p in self._param_list if p.grad is not None]
             gi = [i for i, p in enumerate(self._param_list) if p.grad is not None]
-            parts = [*_norms(ps, 2), *_norms(ps, 1), *_norms(ps, float("inf"))]
+            parts = [*_norms(ps, 2)]
             if gs:
-                parts += [*_norms(gs, 2), *_norms(gs, 1)]
-                parts += [(g == 0).sum() for g in gs]
+                parts += [*_norms(gs, 2)]
+            if full:
+                parts += [p.abs().sum(dtype=torch.float32) for p in ps]
+                parts += [torch.stack(torch.aminmax(p)).abs().max() if p.numel() else
+                          torch.zeros((), device=p.device) for p in ps]
+                parts += [g.abs().sum(dtype=torch.float32) for g in gs]
+                parts += [g.numel() - torch.count_nonzero(g) for g in gs]
             vec = torch.stack([t.to(torch.float64) for t in parts])
-            # A non-finite value makes its tensor's sum of |x| non-finite: measure those
-            # tensors again, finite values only, before the optimizer changes them (this
-            # check syncs once with an accelerator; on the CPU it is free).
-            p1 = vec[len(ps):2 * len(ps)]
-            g1 = vec[3 * len(ps) + len(gs):3 * len(ps) + 2 * len(gs)]
+            # A non-finite value makes its tensor's norm non-finite: measure those tensors
+            # again, finite values only, before the optimizer changes them (this check syncs
+            # once with an accelerator; on the CPU it is free).
+            l2 = vec[:len(ps) + len(gs)]
             exact_p, exact_g = {}, {}
-            if not bool(torch.isfinite(torch.cat([p1, g1])).all()):
-                for i in torch.nonzero(~torch.isfinite(p1)).flatten().tolist():
+            if not bool(torch.isfinite(l2).all()):
+                for i in torch.nonzero(~torch.isfinite(l2[:len(ps)])).flatten().tolist():
                     exact_p[i] = _exact(ps[i])
-                for k in torch.nonzero(~torch.isfinite(g1)).flatten().tolist():
+                for k in torch.nonzero(~torch.isfinite(l2[len(ps):])).flatten().tolist():
                     exact_g[gi[k]] = _exact(gs[k])
-            self._params_now = (vec, gi, exact_p, exact_g)
-            if self.optimizer is not None:
+            self._params_now = (vec, gi, exact_p, exact_g, full)
+            if self.optimizer is not None and self._full(self.forward + 1):
                 if self._before is None:
                     self._before = [p.detach().clone() for p in self._param_list]
                 else:
                     torch._foreach_copy_(self._before, ps)
+                self._snapshot = True
 
     def _step_pre(self, optimizer, args, kwargs):
         if not self.closed:
             self._measure_params()
 
     def _step_post(self, optimizer, args, kwargs):
-        if self.closed or self._before is None:
+        if self.closed or not self._snapshot:
             return
+        self._snapshot = False
         with torch.no_grad():
             # In place: the copy is taken again before the next step.
             torch._foreach_sub_(self._before, [p.detach() for p in self._param_list])
@@ -504,7 +518,7 @@ class Watch:
         forward = self.forward
         if self._params_now is None:
             self._measure_params()
-        pvec, gi, exact_p, exact_g = self._params_now
+        pvec, gi, exact_p, exact_g, full = self._params_now
         acts = {}
         for node in self._nodes:
             u = self._units.get(node.name)
@@ -521,7 +535,7 @@ class Watch:
             parts.append(loss.detach().reshape(1).to(torch.float64))
         # The one copy to the host of this step.
         host = torch.cat([t.reshape(-1).to(pvec.device) for t in parts]).cpu().tolist()
-        stats = self._stats(host, gi, exact_p, exact_g, acts, loss is not None)
+        stats = self._stats(host, gi, exact_p, exact_g, full, acts, loss is not None)
         facts = self._facts()
         tensors = self._whole_tensors() if self._keeping() else None
         self._send(forward, loss, facts, stats, tensors)
@@ -535,7 +549,7 @@ class Watch:
         self.forward += 1
         return forward
 
-    def _stats(self, host, gi, pexact, gexact, acts, has_loss):
+    def _stats(self, host, gi, pexact, gexact, full, acts, has_loss):
         P = len(self._param_list)
         G = len(gi)
         at = 0
@@ -546,8 +560,9 @@ class Watch:
             at += n
             return out
 
-        pl2, pl1, pmax = take(P), take(P), take(P)
-        gl2, gl1, gz = take(G), take(G), take(G)
+        pl2, gl2 = take(P), take(G)
+        if full:
+            pl1, pmax, gl1, gz = take(P), take(P), take(G), take(G)
         upd = take(P) if self._pending is not None else None
         index = {id(p): i for i, p in enumerate(self._param_list)}
         gpos = {i: k for k, i in enumerate(gi)}
@@ -577,14 +592,16 @@ class Watch:
                         nonfinite += n - e["finite"]
                     else:
                         sq += pl2[i] ** 2
-                        l1 += pl1[i]
-                        if n:
-                            amax = max(amax, pmax[i])
+                        if full:
+                            l1 += pl1[i]
+                            if n:
+                                amax = max(amax, pmax[i])
                         finite += n
                 if finite:
                     row["param_norm"] = math.sqrt(sq)
-                    row["param_absmax"] = amax
-                    row["param_mean_abs"] = l1 / finite
+                    if full:
+                        row["param_absmax"] = amax
+                        row["param_mean_abs"] = l1 / finite
                 new_prev[node.name] = sq if not any(i in pexact for i in idx) else None
                 # The update that produced these parameters (the last optimizer step's).
                 before = self._update_host
@@ -615,13 +632,15 @@ class Watch:
                     else:
                         k = gpos[i]
                         sq += gl2[k] ** 2
-                        l1 += gl1[k]
+                        if full:
+                            l1 += gl1[k]
+                            zeros += gz[k]
                         finite += n
-                        zeros += gz[k]
                 if finite:
                     row["grad_norm"] = math.sqrt(sq)
-                    row["grad_mean_abs"] = l1 / finite
-                if count:
+                    if full:
+                        row["grad_mean_abs"] = l1 / finite
+                if count and full:
                     row["grad_zero_fraction"] = zeros / count
             if node.name in acts:
                 a = dict(zip(_ACT_FIELDS, take(len(_ACT_FIELDS))))
@@ -666,7 +685,7 @@ class Watch:
     def _facts(self):
         facts = []
         origin = self._start
-        measured = "acts" if self._measuring_acts() else "params"
+        measured = "full" if self._measuring_acts() else "norms"
         for node in self._nodes:
             f = {"node": node.name, "kind": node.kind, "calls": node.calls, "measured": measured}
             if node.began is not None and origin is not None:
@@ -759,7 +778,8 @@ def _exact(t):
 def watch(model, optimizer=None, store=None, run=None, **kw):
     """Watch ``model`` (and the updates ``optimizer`` applies) into ``store``/``run``, or into
     the channel of the ``somatize record`` this runs under. See ``Watch`` and the module doc;
-    keywords: ``acts_every`` (default 10; 0: never), ``keep_tensors_every`` (default 0: never),
+    keywords: ``every`` (full summaries every N steps, default 10; 0: never),
+    ``keep_tensors_every`` (default 0: never),
     ``writer``, ``channel``, ``durable``."""
     return Watch(model, optimizer, store, run, **kw)
 

@@ -3,7 +3,6 @@
 build; ``somatize`` is imported from the installed package, else from ``python/``."""
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path

@@ -13,7 +13,7 @@ def store(tmp_path_factory):
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Sigmoid(), torch.nn.Linear(8, 1))
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    with st.watch(model, opt, store=root, run="r", acts_every=1) as w:
+    with st.watch(model, opt, store=root, run="r", every=1) as w:
         for _ in range(4):
             loss = (model(torch.randn(16, 4)) ** 2).mean()
             opt.zero_grad()

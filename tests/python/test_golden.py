@@ -86,7 +86,7 @@ def train(tmp_path, case, steps):
     store = tmp_path / "store"
     dump = tmp_path / "dump"
     dump.mkdir()
-    w = st.watch(model, opt, store=store, run="watch", acts_every=1)
+    w = st.watch(model, opt, store=store, run="watch", every=1)
     nodes = [(n.name, n.kind) for n in w._nodes]
     (dump / "graph.json").write_text(json.dumps(
         {"nodes": [{"name": n, "kind": k} for n, k in nodes]}))

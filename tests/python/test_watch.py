@@ -37,7 +37,7 @@ def train(model, opt, w, steps, dtype=torch.float32):
 def test_the_four_lines_write_a_run_the_cli_reads(tmp_path):
     model = mlp()
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
-    w = st.watch(model, opt, store=tmp_path, run="tuesday", acts_every=3)
+    w = st.watch(model, opt, store=tmp_path, run="tuesday", every=3)
     loss = train(model, opt, w, 7)
     w.close()
     pts = curve(tmp_path, run="tuesday")
@@ -52,7 +52,7 @@ def test_the_four_lines_write_a_run_the_cli_reads(tmp_path):
     # The schedule is in the facts: outputs summarised on forwards 0, 3 and 6 only.
     kinds = {f: {x["node"]: x for x in facts(tmp_path, run="tuesday", forward=f)}
              for f in range(7)}
-    assert [f for f in range(7) if kinds[f]["1"]["measured"] == "acts"] == [0, 3, 6]
+    assert [f for f in range(7) if kinds[f]["1"]["measured"] == "full"] == [0, 3, 6]
     assert kinds[0]["1"]["layout"] == "ND"
     assert len(forwards(tmp_path, run="tuesday")) == 7
 
@@ -131,7 +131,7 @@ def test_a_dead_companion_never_stops_training(tmp_path):
 def test_nonfinite_values_are_counted(tmp_path):
     model = mlp()
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
-    w = st.watch(model, opt, store=tmp_path, run="nan", acts_every=1)
+    w = st.watch(model, opt, store=tmp_path, run="nan", every=1)
     train(model, opt, w, 1)
     with torch.no_grad():
         model[0].weight[0, 0] = float("nan")
@@ -160,7 +160,7 @@ def test_bf16_and_a_leaf_called_twice(tmp_path):
     torch.manual_seed(0)
     model = Twice().to(torch.bfloat16)
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
-    w = st.watch(model, opt, store=tmp_path, run="bf", acts_every=1)
+    w = st.watch(model, opt, store=tmp_path, run="bf", every=1)
     train(model, opt, w, 2, dtype=torch.bfloat16)
     w.close()
     numbers = seen(tmp_path, run="bf")
@@ -185,7 +185,7 @@ def test_a_compiled_model_is_watched_on_its_original_modules(tmp_path):
     model = mlp()
     compiled = torch.compile(model, backend="eager")
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
-    w = st.watch(compiled, opt, store=tmp_path, run="c", acts_every=1)
+    w = st.watch(compiled, opt, store=tmp_path, run="c", every=1)
     train(compiled, opt, w, 2)
     w.close()
     numbers = seen(tmp_path, run="c")
