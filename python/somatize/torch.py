@@ -110,6 +110,29 @@ def _first_tensor(output):
     return output if isinstance(output, torch.Tensor) else None
 
 
+_SCRATCH = {}
+
+
+def _scratch(rows, shape):
+    """A row of ones for ``rows`` and a float32 scratch tensor of ``shape`` (CPU), reused."""
+    ones = _SCRATCH.get(("ones", rows))
+    if ones is None:
+        ones = _SCRATCH[("ones", rows)] = torch.ones(1, rows)
+    numel = math.prod(shape)
+    flat = _SCRATCH.get("flat")
+    if flat is None or flat.numel() < numel:
+        flat = _SCRATCH["flat"] = torch.empty(numel)
+    return ones, flat[:numel].view(shape)
+
+
+def _abs_sum(t):
+    """Σ|t| in float32 (through the scratch buffer on the CPU)."""
+    if t.device.type == "cpu" and t.dtype == torch.float32 and t.numel():
+        _, buf = _scratch(1, t.shape)
+        return torch.abs(t, out=buf).sum()
+    return t.abs().sum(dtype=torch.float32)
+
+
 def _summarise_output(x, kind, scale):
     """The per-unit summaries of one output: a dict of device tensors."""
     x = x.detach()
@@ -127,60 +150,65 @@ def _summarise_output(x, kind, scale):
         x2 = x.movedim(a, -1).reshape(-1, x.shape[a])
     dims = [0]
     rows, units = x2.shape
-    fast = None
-    if x.device.type == "cpu" and rows > 0:
+    if x.device.type == "cpu" and rows > 0 and x2.dtype == torch.float32:
         # On the CPU a sync is free: sums around each unit's first value (as measure.rs
         # shifts) by matrix products, and when they are finite every value was (a NaN or an
-        # infinity makes its unit's sums non-finite), so no masks are needed.
-        ones = torch.ones(1, rows, dtype=x2.dtype)
-        d = x2 - x2[0]
-        s = (ones @ d)[0]
-        ss = (ones @ (d * d))[0]
-        if bool(torch.isfinite(ss).all()):
+        # infinity makes its unit's sums non-finite), so no masks are needed. Counts are sums
+        # of signs (exact below 2^24 rows): a comparison's bool tensor costs several times
+        # more here. Everything goes through one reused scratch buffer, as a fresh tensor of
+        # this size costs a page fault per page.
+        ones, buf = _scratch(rows, x2.shape)
+        torch.sub(x2, x2[0], out=buf)
+        s = (ones @ buf)[0]
+        ss = (ones @ buf.mul_(buf))[0]
+        if bool(torch.isfinite(ss).all()) and rows < (1 << 24):
             n = float(rows)
             s64, ss64 = s.to(torch.float64), ss.to(torch.float64)
             shifted = s64 / n
+            sabs = (ones @ torch.abs(x2, out=buf))[0]
+            nonzero = (ones @ torch.sign(x2, out=buf).abs_())[0]
+            pos = (ones @ torch.sign(x2, out=buf).clamp_(min=0))[0]
             fast = {
                 "n": torch.full((units,), n, dtype=torch.float64),
                 "mean": x2[0].to(torch.float64) + shifted,
                 "m2": (ss64 / n - shifted * shifted).clamp(min=0) * n,
-                "sabs": (ones @ x2.abs())[0].to(torch.float64),
-                "pos": torch.count_nonzero(x2 > 0, dim=0).to(torch.float64),
-                "zeros": torch.tensor(float(x2.numel() - int(torch.count_nonzero(x2))),
-                                      dtype=torch.float64),
+                "sabs": sabs.to(torch.float64),
+                "pos": pos.to(torch.float64),
+                "zeros": (n * units - nonzero.to(torch.float64).sum()),
                 "nan": torch.zeros((), dtype=torch.float64),
                 "total": x2.numel(),
             }
-            finite, xz = True, x2
-    if fast is not None:
-        out = fast
-    else:
-        finite = torch.isfinite(x2)
-        xz = torch.where(finite, x2, torch.zeros((), dtype=x2.dtype, device=x2.device))
-        n = finite.sum(dim=dims).to(torch.float32)
-        mean = xz.sum(dim=dims) / n.clamp(min=1)
-        keep = [1 if d in dims else s for d, s in enumerate(x2.shape)]
-        d = torch.where(finite, x2 - mean.reshape(keep), torch.zeros((), dtype=x2.dtype,
-                                                                    device=x2.device))
-        var = (d * d).sum(dim=dims) / n.clamp(min=1)
-        out = {
-            "n": n.to(torch.float64),
-            "mean": mean.to(torch.float64),
-            "m2": var.to(torch.float64) * n.to(torch.float64),
-            "sabs": xz.abs().sum(dim=dims, dtype=torch.float64),
-            "pos": (xz > 0).sum(dim=dims).to(torch.float64),
-            "zeros": (x2 == 0).sum().to(torch.float64),
-            "nan": torch.isnan(x2).sum().to(torch.float64),
-            "total": x2.numel(),
-        }
+            if scale is not None:
+                # |y| > SATURATED_OUTPUT, y = x (tanh) or 2x - 1 (sigmoid), as a sum of signs.
+                if scale == "tanh":
+                    torch.abs(x2, out=buf)
+                else:
+                    torch.mul(x2, 2, out=buf).sub_(1).abs_()
+                step = buf.sub_(SATURATED_OUTPUT).sign_().clamp_(min=0)
+                fast["sat"] = (ones @ step)[0].to(torch.float64)
+            return fast, ndim
+    # Elsewhere, or with a non-finite value: masks, finite values only.
+    finite = torch.isfinite(x2)
+    xz = torch.where(finite, x2, torch.zeros((), dtype=x2.dtype, device=x2.device))
+    n = finite.sum(dim=dims).to(torch.float32)
+    mean = xz.sum(dim=dims) / n.clamp(min=1)
+    keep = [1 if d in dims else s for d, s in enumerate(x2.shape)]
+    d = torch.where(finite, x2 - mean.reshape(keep), torch.zeros((), dtype=x2.dtype,
+                                                                device=x2.device))
+    var = (d * d).sum(dim=dims) / n.clamp(min=1)
+    out = {
+        "n": n.to(torch.float64),
+        "mean": mean.to(torch.float64),
+        "m2": var.to(torch.float64) * n.to(torch.float64),
+        "sabs": xz.abs().sum(dim=dims, dtype=torch.float64),
+        "pos": (xz > 0).sum(dim=dims).to(torch.float64),
+        "zeros": (x2 == 0).sum().to(torch.float64),
+        "nan": torch.isnan(x2).sum().to(torch.float64),
+        "total": x2.numel(),
+    }
     if scale is not None:
-        # |y| > SATURATED_OUTPUT on the tanh scale; a sigmoid's y = 2x - 1 read back onto x.
-        if scale == "tanh":
-            over = xz.abs() > SATURATED_OUTPUT
-        else:
-            over = (xz > (1 + SATURATED_OUTPUT) / 2) | (xz < (1 - SATURATED_OUTPUT) / 2)
-        if finite is not True:
-            over &= finite
+        y = xz if scale == "tanh" else xz * 2 - 1
+        over = (y.abs() > SATURATED_OUTPUT) & finite
         out["sat"] = torch.count_nonzero(over, dim=0).to(torch.float64)
     return out, ndim
 
@@ -466,10 +494,10 @@ class Watch:
             if gs:
                 parts += [*_norms(gs, 2)]
             if full:
-                parts += [p.abs().sum(dtype=torch.float32) for p in ps]
+                parts += [_abs_sum(p) for p in ps]
                 parts += [torch.stack(torch.aminmax(p)).abs().max() if p.numel() else
                           torch.zeros((), device=p.device) for p in ps]
-                parts += [g.abs().sum(dtype=torch.float32) for g in gs]
+                parts += [_abs_sum(g) for g in gs]
                 parts += [g.numel() - torch.count_nonzero(g) for g in gs]
             vec = torch.stack([t.to(torch.float64) for t in parts])
             # A non-finite value makes its tensor's norm non-finite: measure those tensors
