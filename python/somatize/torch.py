@@ -299,6 +299,18 @@ def _outgoing_mean_abs(w, units):
     else:
         return None
     group = cols // units
+    if w.device.type == "cpu" and w.dtype == torch.float32 and w.numel():
+        # Fast path (see _summarise_output): |w| through the scratch buffer, summed per unit;
+        # finite sums mean every weight was finite, so each unit's count is its share.
+        _, buf = _scratch(1, shape)
+        a = torch.abs(w, out=buf)
+        if len(shape) == 1:
+            s = a.to(torch.float64)
+        else:
+            s = a.reshape(shape[0], units, group * inner).sum(dim=(0, 2)).to(torch.float64)
+        if bool(torch.isfinite(s).all()):
+            per_unit = 1 if len(shape) == 1 else shape[0] * group * inner
+            return s / per_unit
     a = w.to(torch.float64).abs()
     finite = torch.isfinite(a)
     a = torch.where(finite, a, torch.zeros((), dtype=a.dtype, device=a.device))
@@ -548,12 +560,16 @@ class Watch:
             self._measure_params()
         pvec, gi, exact_p, exact_g, full = self._params_now
         acts = {}
+        reading = {}  # each next weight's per-unit mean |w|, once per step
         for node in self._nodes:
             u = self._units.get(node.name)
             if u is not None:
                 outgoing = None
                 if node.next_weight is not None:
-                    outgoing = _outgoing_mean_abs(node.next_weight, u["mean"].numel())
+                    key = (id(node.next_weight), u["mean"].numel())
+                    if key not in reading:
+                        reading[key] = _outgoing_mean_abs(node.next_weight, key[1])
+                    outgoing = reading[key]
                 acts[node.name] = _finish_units(u, node.scale, outgoing)
         parts = [pvec]
         if self._pending is not None:
