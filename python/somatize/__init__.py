@@ -26,7 +26,7 @@ def connect(address=None):
 
 def __getattr__(name):
     if name == "Recorder":
-        from .api import Recorder
+        from ._recorder import Recorder
 
         return Recorder
     raise AttributeError(f"module 'somatize' has no attribute {name!r}")

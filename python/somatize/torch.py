@@ -37,9 +37,7 @@ import atexit
 import math
 import os
 import re
-import subprocess
 import sys
-import tempfile
 import time
 import warnings
 import weakref
@@ -47,7 +45,7 @@ import weakref
 import torch
 
 from . import _channel
-from ._binary import binary
+from ._companion import Companion
 
 # The constants of src/health/measure.rs (fixed at measurement; see docs/health.md).
 DEAD_ACTIVITY = 0.01
@@ -421,27 +419,8 @@ class Watch:
         return chan
 
     def _start_companion(self, store, run, writer, durable):
-        folder = tempfile.mkdtemp(prefix="somatize-")
-        socket_path = os.path.join(folder, "channel.sock")
-        cmd = [binary(), "record", "--store", os.fspath(store), "--run", str(run),
-               "--listen", socket_path, "--pid", str(os.getpid())]
-        if writer is not None:
-            cmd += ["--writer", str(writer)]
-        if not durable:
-            cmd.append("--no-fsync")
-        self._companion = subprocess.Popen(cmd, stdin=subprocess.DEVNULL)
-        self._folder = folder
-        deadline = time.monotonic() + 30
-        while not os.path.exists(socket_path):
-            if self._companion.poll() is not None:
-                raise RuntimeError(
-                    f"somatize record exited with status {self._companion.returncode} before "
-                    f"opening its channel (command: {' '.join(cmd)})")
-            if time.monotonic() > deadline:
-                self._companion.kill()
-                raise RuntimeError("somatize record did not open its channel within 30 s")
-            time.sleep(0.01)
-        return _channel.connect("unix:" + socket_path)
+        self._companion = Companion(store, run, writer=writer, durable=durable)
+        return self._companion.channel
 
     def _hook(self):
         for node in self._nodes:
@@ -786,15 +765,7 @@ class Watch:
                 self._dead(e)
         self._chan.close()
         if self._companion is not None:
-            try:
-                self._companion.wait(timeout=120)
-            except subprocess.TimeoutExpired:
-                warnings.warn("somatize: the companion did not finish within 120 s",
-                              RuntimeWarning, stacklevel=2)
-            try:
-                os.rmdir(self._folder)
-            except OSError:
-                pass
+            self._companion.wait()
         _live.discard(self)
 
     def __enter__(self):

@@ -52,3 +52,21 @@ def test_health_answers_equal_the_clis(store, cli):
         health.Thresholds(nonsense=1)
     with pytest.raises(record.SomatizeError):
         record.forwards(store, run="no-such-run")
+
+
+def test_a_recorder_writes_the_facts_it_is_handed(tmp_path, cli):
+    import somatize
+
+    with somatize.Recorder(tmp_path, run="facts", summarising=["loss"]) as rec:
+        for step in range(3):
+            rec([{"node": "fc1", "kind": "Linear", "took_us": 100 + step},
+                 {"node": "loss", "kind": "loss", "value": 1.0 / (step + 1)}],
+                stats={"fc1": {"grad_norm": 0.5}})
+        with pytest.raises(ValueError, match="'node' and 'kind'"):
+            rec([{"kind": "Linear"}])
+    assert record.curve(tmp_path, run="facts") == [(0, 1.0), (1, 0.5), (2, 1.0 / 3)]
+    assert record.curve_costs(tmp_path, run="facts") == "scan"
+    got = record.facts(tmp_path, run="facts", forward=1)
+    assert [(f["node"], f["took_us"]) for f in got] == [("fc1", 101), ("loss", 0)]
+    assert health.seen(tmp_path, run="facts")["fc1"]["grad_norm"] == 0.5
+    assert not any(r["broke"] for r in record.forwards(tmp_path, run="facts"))
