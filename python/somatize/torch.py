@@ -799,6 +799,25 @@ def watch(model, optimizer=None, store=None, run=None, **kw):
     return Watch(model, optimizer, store, run, **kw)
 
 
+def probe(model, x, store, *, run=None):
+    """Record one forward of ``model`` on ``x``, never trained, as forward 0 of a new run
+    (named ``run``, default a fresh 16-hex-digit id) of ``store``: every node's parameters and
+    outputs measured as ``watch`` measures a full step. Returns the run's name."""
+    import secrets
+
+    run = run if run is not None else secrets.token_hex(8)
+    w = Watch(model, None, store, run, every=1)
+    try:
+        with torch.no_grad():
+            model(x)
+        w.step()
+    except BaseException as e:
+        w.close(error=f"{type(e).__name__}: {e}")
+        raise
+    w.close()
+    return run
+
+
 _live = weakref.WeakSet()
 _previous_hook = sys.excepthook
 

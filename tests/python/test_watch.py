@@ -210,3 +210,33 @@ def test_a_distributed_rank_writes_as_its_rank(tmp_path):
     finally:
         dist.destroy_process_group()
     assert {r["writer"] for r in forwards(tmp_path, run="ddp")} == {"rank0"}
+
+
+def test_autocast_outputs_are_measured_in_float32(tmp_path):
+    model = mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    w = st.watch(model, opt, store=tmp_path, run="amp", every=1)
+    for _ in range(2):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            out = model(torch.randn(32, 8))
+        loss = (out.float() ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        w.step(loss)
+    w.close()
+    numbers = seen(tmp_path, run="amp")
+    assert numbers["1"]["units"] == 16 and numbers["1"]["act_var"] > 0
+    assert numbers["0"]["update_ratio"] > 0
+
+
+def test_a_probe_records_one_forward_never_trained(tmp_path):
+    model = mlp()
+    before = [p.detach().clone() for p in model.parameters()]
+    run = st.probe(model, torch.randn(16, 8), tmp_path)
+    assert len(run) == 16 and int(run, 16) >= 0
+    assert [r["forward"] for r in forwards(tmp_path, run=run)] == [0]
+    numbers = seen(tmp_path, run=run)
+    assert "act_var" in numbers["1"] and "param_norm" in numbers["0"]
+    assert "grad_norm" not in numbers["0"]
+    assert all(torch.equal(a, b) for a, b in zip(before, model.parameters()))
