@@ -48,7 +48,7 @@ ensure_venv() {
 # binary into the wheel), then its tests with the installed `somatize` (none may be skipped).
 python_tests() {
   local py="$SOMATIZE_VENV/bin/python"
-  "$py" -m pip install -q --force-reinstall --no-deps .
+  "$py" -m pip install -q --force-reinstall --no-deps --no-build-isolation .
   (unset SOMATIZE_BIN; cd tests/python && "$py" -m pytest -q -p no:cacheprovider -rs .)
 }
 

@@ -161,5 +161,5 @@ class Channel:
 
 
 def connect(address=None):
-    """The companion's channel from ``SOMATIZE_CHANNEL``, or a disabled Recorder without one."""
+    """The companion's channel from ``SOMATIZE_CHANNEL``, or a disabled Channel without one."""
     return Channel(address)
