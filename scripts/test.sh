@@ -48,7 +48,9 @@ ensure_venv() {
 # binary into the wheel), then its tests with the installed `somatize` (none may be skipped).
 python_tests() {
   local py="$SOMATIZE_VENV/bin/python"
-  "$py" -m pip install -q --force-reinstall --no-deps --no-build-isolation .
+  # (`|| return`: a layer runs inside `if`, where `set -e` does not stop a function.)
+  PATH="$SOMATIZE_VENV/bin:$PATH" "$py" -m pip install -q --force-reinstall --no-deps \
+    --no-build-isolation . || return 1
   (unset SOMATIZE_BIN; cd tests/python && "$py" -m pytest -q -p no:cacheprovider -rs .)
 }
 
