@@ -22,7 +22,8 @@ What is measured when (docs/recording.md):
   parameters, measured around it by the optimizer's step hooks, as the whole-tensor path
   reports it), and the outputs' per-unit summaries (``act_mean``, ``act_var``,
   ``act_mean_sq``, ``act_zero_fraction``, ``units``, dead, dormant, saturated and ignored
-  units);
+  units), and the singular-value metrics of the update, the gradient and the output
+  (``*_erank``, ``*_srank``, ``update_stable_rank``, ``rank_dims``; rank.rs's caps);
 - every ``keep_tensors_every`` steps (0: never): the whole tensors ``param.*``, ``grad.*`` and
   ``act.*``, for figures and offline analysis.
 
@@ -53,6 +54,11 @@ DORMANT_SCORE = 0.1
 SATURATED_OUTPUT = 0.97
 SATURATED_UNIT_SHARE = 0.99
 IGNORED_UTILITY = 0.01
+UPDATE_RANK_RESOLUTION = 1e-5
+# src/health/rank.rs: srank's delta and the caps on a matrix whose singular values are taken.
+SRANK_DELTA = 0.01
+RANK_MAX_DIMS = 128
+RANK_MAX_ENTRIES = 1 << 17
 
 # The default schedule of full summaries: chosen for the overhead target (scripts/bench-torch.sh).
 DEFAULT_EVERY = 10
@@ -321,9 +327,57 @@ def _outgoing_mean_abs(w, units):
     return torch.where(c > 0, s / c.clamp(min=1), torch.zeros_like(s))
 
 
+def _as_matrix(shape):
+    """rank.rs ``as_matrix``: (rows, cols) of the first axis by the rest, within the caps."""
+    if len(shape) < 2:
+        return None
+    rows, cols = shape[0], math.prod(shape[1:])
+    entries = rows * cols
+    if min(rows, cols) <= RANK_MAX_DIMS and 0 < entries <= RANK_MAX_ENTRIES:
+        return rows, cols
+    return None
+
+
+def _singular_values(t, rows, cols):
+    """[all finite (1/0), σ…] of ``t`` as a rows × cols matrix, float64, on its device."""
+    m = t.detach().reshape(rows, cols).to(torch.float64)
+    finite = torch.isfinite(m).all()
+    m = torch.where(finite, m, torch.zeros((), dtype=m.dtype, device=m.device))
+    return torch.cat([finite.to(torch.float64).reshape(1), torch.linalg.svdvals(m)])
+
+
+def _rank_metrics(of, sv):
+    """rank.rs ``rank_metrics`` of the singular values ``sv`` (host floats)."""
+    names = {"update": ("update_erank", "update_srank"), "grad": ("grad_erank", "grad_srank"),
+             "feature": ("feature_erank", "feature_srank")}[of]
+    usable = [x for x in sv if math.isfinite(x) and x >= 0]
+    out = {}
+    total = sum(usable)
+    if total > 0 and math.isfinite(total):
+        entropy = -sum((x / total) * math.log(x / total) for x in usable if x / total > 0)
+        if math.isfinite(math.exp(entropy)):
+            out[names[0]] = math.exp(entropy)
+        running, k = 0.0, len(usable)
+        for i, x in enumerate(sorted(usable, reverse=True)):
+            running += x
+            if running / total >= 1 - SRANK_DELTA:
+                k = i + 1
+                break
+        out[names[1]] = float(k)
+    if of == "update":
+        top = max(usable, default=0.0)
+        if top > 0:
+            stable = sum(x * x for x in usable) / (top * top)
+            if math.isfinite(stable):
+                out["update_stable_rank"] = stable
+    if of != "feature" and sv:
+        out["rank_dims"] = float(len(sv))
+    return out
+
+
 class _Node:
     __slots__ = ("name", "kind", "module", "params", "scale", "ndim", "calls", "began",
-                 "call_began", "took", "next_weight")
+                 "call_began", "took", "next_weight", "rank_i", "rank_shape", "feature")
 
     def __init__(self, name, kind, module, params):
         self.name, self.kind, self.module, self.params = name, kind, module, params
@@ -334,6 +388,9 @@ class _Node:
         self.call_began = None
         self.took = 0
         self.next_weight = None
+        self.rank_i = None      # the weight whose update and gradient get ranks (_param_list)
+        self.rank_shape = None  # its (rows, cols)
+        self.feature = None     # this step's output singular values, on the device
 
 
 class Watch:
@@ -371,6 +428,9 @@ class Watch:
         self._update_host = None
         self._before = None
         self._snapshot = False
+        self._grad_sv = {}
+        self._pending_sv = {}
+        self._update_sv_host = {}
         self._start = None
         self._build_nodes()
         self._chan = self._open(store, run, writer, channel, durable)
@@ -401,6 +461,15 @@ class Watch:
             if w is not None:
                 nxt = w
         self._param_list = [t for n in self._nodes for _, t in n.params]
+        self._node_index = {n.name: n for n in self._nodes}
+        index = {id(t): i for i, t in enumerate(self._param_list)}
+        for node in self._nodes:
+            # As measure.rs: the first parameter of two or more axes in key order, as a matrix.
+            first = next((t for _, t in sorted(node.params, key=lambda kv: kv[0])
+                          if t.dim() >= 2), None)
+            if first is not None:
+                node.rank_i = index[id(first)]
+                node.rank_shape = _as_matrix(tuple(first.shape))
 
     def _open(self, store, run, writer, channel, durable):
         address = channel if channel is not None else os.environ.get(_channel.CHANNEL_ENV)
@@ -465,6 +534,9 @@ class Watch:
                 return
             with torch.no_grad():
                 if self._measuring_acts():
+                    shape = _as_matrix(tuple(x.shape))
+                    if shape is not None:
+                        node.feature = _singular_values(x, *shape)  # the last call's
                     s, ndim = _summarise_output(x, node.kind, node.scale)
                     node.ndim = ndim
                     self._units[node.name] = _merge(self._units.get(node.name), s)
@@ -491,6 +563,14 @@ class Watch:
                 parts += [_abs_sum(g) for g in gs]
                 parts += [g.numel() - torch.count_nonzero(g) for g in gs]
             vec = torch.stack([t.to(torch.float64) for t in parts])
+            grad_sv = {}
+            if full:
+                for node in self._nodes:
+                    if node.rank_shape is not None:
+                        g = self._param_list[node.rank_i].grad
+                        if g is not None:
+                            grad_sv[node.name] = _singular_values(g, *node.rank_shape)
+            self._grad_sv = grad_sv
             # A non-finite value makes its tensor's norm non-finite: measure those tensors
             # again, finite values only, before the optimizer changes them (this check syncs
             # once with an accelerator; on the CPU it is free).
@@ -521,6 +601,9 @@ class Watch:
             # In place: the copy is taken again before the next step.
             torch._foreach_sub_(self._before, [p.detach() for p in self._param_list])
             self._pending = torch.stack([t.to(torch.float64) for t in _norms(self._before, 2)])
+            # (W_before - W_after has the update's singular values.)
+            self._pending_sv = {n.name: _singular_values(self._before[n.rank_i], *n.rank_shape)
+                                for n in self._nodes if n.rank_shape is not None}
 
     # -- the step ------------------------------------------------------------------------
 
@@ -554,11 +637,21 @@ class Watch:
         if self._pending is not None:
             parts.append(self._pending)
         parts += list(acts.values())
+        # Singular values: each [finite, σ…], in a fixed order the host reads back.
+        svs = []
+        for node in self._nodes:
+            for of, sv in (("grad", self._grad_sv.get(node.name) if full else None),
+                           ("feature", node.feature),
+                           ("update", self._pending_sv.get(node.name)
+                            if self._pending is not None else None)):
+                if sv is not None:
+                    svs.append((node.name, of, sv.numel()))
+                    parts.append(sv)
         if loss is not None:
             parts.append(loss.detach().reshape(1).to(torch.float64))
         # The one copy to the host of this step.
         host = torch.cat([t.reshape(-1).to(pvec.device) for t in parts]).cpu().tolist()
-        stats = self._stats(host, gi, exact_p, exact_g, full, acts, loss is not None)
+        stats = self._stats(host, gi, exact_p, exact_g, full, acts, svs, loss is not None)
         facts = self._facts()
         tensors = self._whole_tensors() if self._keeping() else None
         self._send(forward, loss, facts, stats, tensors)
@@ -568,11 +661,11 @@ class Watch:
         self._pending = None
         self._start = None
         for node in self._nodes:
-            node.calls, node.began, node.took = 0, None, 0
+            node.calls, node.began, node.took, node.feature = 0, None, 0, None
         self.forward += 1
         return forward
 
-    def _stats(self, host, gi, pexact, gexact, full, acts, has_loss):
+    def _stats(self, host, gi, pexact, gexact, full, acts, svs, has_loss):
         P = len(self._param_list)
         G = len(gi)
         at = 0
@@ -696,6 +789,29 @@ class Watch:
                 row["nonfinite"] = float(nonfinite)
             if row:
                 stats[node.name] = row
+        ranks = {}
+        next_update_sv = {}
+        for name, of, n in svs:
+            vals = take(n)
+            if vals[0] != 1.0:
+                continue  # a non-finite entry: no singular values, as rank.rs
+            if of == "update":
+                node_i = self._node_index[name].rank_i
+                before = math.sqrt(pexact[node_i]["sq"]) if node_i in pexact else pl2[node_i]
+                # An update within rounding of the weights has no direction worth a rank.
+                if upd is not None and upd[node_i] > UPDATE_RANK_RESOLUTION * before:
+                    next_update_sv[name] = vals[1:]
+            else:
+                ranks[(name, of)] = vals[1:]
+        # In measure.rs's order: the update's (the step that produced these parameters), the
+        # gradient's (its rank_dims wins), the output's.
+        for node in self._nodes:
+            for of in ("update", "grad", "feature"):
+                sv = self._update_sv_host.get(node.name) if of == "update" \
+                    else ranks.get((node.name, of))
+                if sv is not None:
+                    stats.setdefault(node.name, {}).update(_rank_metrics(of, sv))
+        self._update_sv_host = next_update_sv
         if has_loss:
             v = take(1)[0]
             stats["loss"] = {"loss": v, "nan": float(v != v),

@@ -17,10 +17,11 @@ import torch
 
 import somatize.torch as st
 
-# Metrics Rust measures from whole tensors that torch does not send (singular values of the
-# update, gradient and output; CKA needs declared pairs): see docs/recording.md.
-RUST_ONLY = {"rank_dims", "update_erank", "update_srank", "update_stable_rank", "grad_erank",
-             "grad_srank", "feature_erank", "feature_srank", "cka"}
+# Metrics Rust measures from whole tensors that torch does not send: CKA needs declared pairs.
+RUST_ONLY = {"cka"}
+# The output's singular values are of the output as (first axis × the rest); the dump holds
+# outputs measured along their last axis as (-1, D) (see above), a different matrix.
+FEATURE = {"feature_erank", "feature_srank"}
 
 
 class Cnn(torch.nn.Module):
@@ -100,12 +101,14 @@ def train(tmp_path, case, steps):
     (dump / "graph.json").write_text(json.dumps(
         {"nodes": [{"name": n, "kind": k} for n, k in nodes]}))
     acts = {}
+    reshaped = set()
 
     def hook(name, kind):
         def f(module, inputs, output):
             x = st._first_tensor(output).detach().float()
-            if x.dim() >= 2 and st.unit_axis(kind, x.dim()) == x.dim() - 1:
+            if x.dim() > 2 and st.unit_axis(kind, x.dim()) == x.dim() - 1:
                 x = x.reshape(-1, x.shape[-1])
+                reshaped.add(name)
             acts["act." + name] = x.numpy().copy()
         return f
 
@@ -129,7 +132,7 @@ def train(tmp_path, case, steps):
         opt.step()
         w.step(loss)
     w.close()
-    return store, dump
+    return store, dump, reshaped
 
 
 def close(a, b):
@@ -147,7 +150,7 @@ def test_torch_metrics_equal_rusts(tmp_path, cli, case, steps):
 
     from somatize._binary import binary
 
-    store, dump = train(tmp_path, case, steps)
+    store, dump, reshaped = train(tmp_path, case, steps)
     out = subprocess.run([binary(), "import", str(dump), "--store", str(store), "--run", "dump",
                           "--no-tensors"], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
@@ -158,17 +161,20 @@ def test_torch_metrics_equal_rusts(tmp_path, cli, case, steps):
     for node, rust in rust_seen.items():
         mine = torch_seen[node]
         for metric, want in rust.items():
-            if metric == "kind" or metric in RUST_ONLY:
+            if metric == "kind" or metric in RUST_ONLY or \
+                    (metric in FEATURE and node in reshaped):
                 continue
             assert metric in mine, f"{case}: {node} lacks {metric} (rust {want})"
             assert close(mine[metric], want), f"{case}: {node}.{metric}: torch {mine[metric]}, rust {want}"
             compared += 1
-        extra = set(mine) - set(rust) - {"kind"}
+        extra = set(mine) - set(rust) - {"kind"} - (FEATURE if node in reshaped else set())
         assert not extra, f"{case}: {node}: torch sends {extra} that rust does not measure"
     # Every node with an output or a parameter, and the update from the second forward on.
     assert compared > 40
     if steps > 1:
         assert any("update_ratio" in row for row in torch_seen.values())
+        assert any("update_erank" in row for row in torch_seen.values())
+    assert any("grad_srank" in row for row in torch_seen.values())
     # The verdict over each record is the same (and the sick one has something to say).
     verdict = cli("diagnose", store, "--run", "watch")["diagnosis"]
     assert verdict == cli("diagnose", store, "--run", "dump")["diagnosis"]
