@@ -53,7 +53,7 @@ def main():
     torch.set_num_threads(1)
     store = Path(tempfile.mkdtemp(prefix="somatize-bench-"))
     modes = {}
-    for name, kw in [("none", None), ("default", {}), ("every step", {"acts_every": 1})]:
+    for name, kw in [("none", None), ("default", {}), ("every step", {"every": 1})]:
         torch.manual_seed(0)
         model = LM()
         opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
