@@ -451,9 +451,14 @@ class Watch:
                 self._by_module[id(module)] = node
         top = [(p, t) for p, t in self.model.named_parameters(recurse=False)]
         if top:
-            raise WatchError(
-                f"watch(model): parameters {', '.join(p for p, _ in top)} belong to the model "
-                "itself, not to a named submodule; wrap them in a module")
+            # As in the dump convention, `param.<leaf>` belongs to no node.
+            warnings.warn(
+                f"somatize: parameters {', '.join(p for p, _ in top)} belong to the model "
+                "itself, not to a named submodule, and are not measured (wrap them in a "
+                "module to measure them)", RuntimeWarning, stacklevel=3)
+        if not self._nodes or not any(n.params for n in self._nodes):
+            raise WatchError(f"watch(model): {type(self.model).__name__} has no parameters in "
+                             "a submodule to watch")
         nxt = None
         for node in reversed(self._nodes):
             node.next_weight = nxt

@@ -98,6 +98,15 @@ def test_bad_input_is_a_clear_exception(tmp_path):
         st.watch("not a model", None, store=tmp_path, run="x")
     with pytest.raises(st.WatchError, match="store=..., run=..."):
         st.watch(mlp(), None)
+
+    class Bare(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.ones(3))
+
+    with pytest.raises(st.WatchError, match="no parameters in a submodule"):
+        with pytest.warns(RuntimeWarning, match="belong to the model itself"):
+            st.watch(Bare(), None, store=tmp_path, run="x")
     model = mlp()
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
     w = st.watch(model, opt, store=tmp_path, run="y")
