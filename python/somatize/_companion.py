@@ -43,13 +43,21 @@ class Companion:
     def pid(self):
         return self.process.pid
 
-    def wait(self, timeout=120):
-        """Wait for the companion to write everything and exit (after the channel closed)."""
+    def wait(self, timeout=120, quiet=False):
+        """Wait for the companion to write everything and exit (after the channel closed);
+        warn when it exits non-zero, unless ``quiet`` (the caller already said why)."""
         try:
-            self.process.wait(timeout=timeout)
+            code = self.process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             warnings.warn(f"somatize: the companion did not finish within {timeout} s",
                           RuntimeWarning, stacklevel=3)
+        else:
+            # Non-zero: a write failed (a full disk, …) or the run was marked broke; the
+            # companion said which on stderr.
+            if code != 0 and not quiet:
+                warnings.warn(f"somatize: the companion exited with status {code}: some of "
+                              "the run was not recorded cleanly (its messages are above)",
+                              RuntimeWarning, stacklevel=3)
         try:
             os.rmdir(self.folder)
         except OSError:

@@ -61,7 +61,7 @@ class Recorder:
             self._chan.end(error=error)
         self._chan.close()
         if self._companion is not None:
-            self._companion.wait()
+            self._companion.wait(quiet=error is not None)
 
     def __enter__(self):
         return self

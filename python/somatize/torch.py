@@ -886,7 +886,7 @@ class Watch:
                 self._dead(e)
         self._chan.close()
         if self._companion is not None:
-            self._companion.wait()
+            self._companion.wait(quiet=error is not None or self._warned)
         _live.discard(self)
 
     def __enter__(self):

@@ -128,7 +128,7 @@ def test_a_dead_companion_never_stops_training(tmp_path):
     w = st.watch(model, opt, store=tmp_path, run="dead")
     train(model, opt, w, 2)
     os.kill(w._companion.pid, signal.SIGKILL)
-    w._companion.wait()
+    w._companion.process.wait()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         train(model, opt, w, 5)
