@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
-import somatize_record as sr  # noqa: E402
+import somatize as sr  # noqa: E402
 
 
 def us():

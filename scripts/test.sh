@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Run every test layer, installing what a fresh machine lacks: the wasm32 target, the pinned
-# wasm-bindgen CLI, Chromium and its driver, numpy and the npm dev packages. Fails if any layer
+# wasm-bindgen CLI, Chromium and its driver, numpy, the npm dev packages and the torch venv
+# (${SOMATIZE_VENV:-$HOME/.cache/somatize/torch-venv}: torch (CPU), numpy, pytest, maturin;
+# created once and cached, it is large). Fails if any layer
 # fails or runs no test. Usage: scripts/test.sh   (CI: .ci/run calls exactly this)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,9 +27,31 @@ ensure_tools() {
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver
   fi
   python3 -c 'import numpy' 2>/dev/null || python3 -m pip install -q numpy
+  ensure_venv
   # npm ci refuses this lock: an optional Windows-only dependency of vite is not in the registry
   # mirror, so the lock cannot name it; npm install keeps to the lock for everything else.
   npm install --no-audit --no-fund --loglevel=error
+}
+
+# The torch venv the Python layer and tests/store_record.rs run with (created when missing).
+export SOMATIZE_VENV="${SOMATIZE_VENV:-$HOME/.cache/somatize/torch-venv}"
+ensure_venv() {
+  local py="$SOMATIZE_VENV/bin/python"
+  [ -x "$py" ] || python3 -m venv "$SOMATIZE_VENV"
+  "$py" -c 'import torch' 2>/dev/null ||
+    "$py" -m pip install -q torch --index-url https://download.pytorch.org/whl/cpu
+  "$py" -c 'import numpy, pytest' 2>/dev/null || "$py" -m pip install -q numpy pytest
+  [ -x "$SOMATIZE_VENV/bin/maturin" ] || "$py" -m pip install -q "maturin>=1.5,<2"
+}
+
+# The Python package installed as a user installs it (`pip install .`: maturin builds the
+# binary into the wheel), then its tests with the installed `somatize` (none may be skipped).
+python_tests() {
+  local py="$SOMATIZE_VENV/bin/python"
+  # (`|| return`: a layer runs inside `if`, where `set -e` does not stop a function.)
+  PATH="$SOMATIZE_VENV/bin:$PATH" "$py" -m pip install -q --force-reinstall --no-deps \
+    --no-build-isolation . || return 1
+  (unset SOMATIZE_BIN; cd tests/python && "$py" -m pytest -q -p no:cacheprovider -rs .)
 }
 
 # count LAYER LOG: add up what the layer's runner says passed; a layer with no test fails.
@@ -37,7 +61,17 @@ count() {
     native|main-job|wasm-*) passed=$(grep -Eo 'test result: ok\. [0-9]+ passed' "$log" | awk '{s+=$4} END {print s+0}') ;;
     node|browser) passed=$(grep -Eo '^# pass [0-9]+' "$log" | awk '{s+=$3} END {print s+0}') ;;
     notebook) passed=$(grep -Eo '^Ran [0-9]+ test' "$log" | awk '{s+=$2} END {print s+0}') ;;
+    python)
+      # pytest's closing line: "N passed[, M skipped…] in T s"; a skip fails the layer.
+      local closing
+      closing=$(grep -E '[0-9]+ (passed|failed|skipped)' "$log" | tail -1)
+      if echo "$closing" | grep -Eq 'skipped|failed|error'; then
+        echo "layer python: $closing" >&2
+        exit 1
+      fi
+      passed=$(echo "$closing" | grep -Eo '[0-9]+ passed' | awk '{print $1+0}') ;;
   esac
+  passed=${passed:-0}
   if [ "$passed" -eq 0 ]; then
     echo "layer $layer ran no test" >&2
     exit 1
@@ -91,6 +125,7 @@ layer node node --test --test-timeout=600000 tests/node/
 # its outputs (target/notebook/) are what tests/browser/report-notebook.test.mjs opens.
 layer notebook env SOMATIZE_BIN="$PWD/target/release/somatize" python3 tests/notebook_test.py
 layer browser node --test --test-timeout=600000 tests/browser/
+layer python python_tests
 
 step "summary"
 printf '%s\n' "${summary[@]}"

@@ -1,6 +1,7 @@
 //! `somatize record` end to end with the Python helper: the numpy example trains under the
 //! companion and its forwards read back; a command that fails marks the run broke at the
-//! forward it reached. Skipped (with a message) when python3 or numpy is missing.
+//! forward it reached. The numpy tests are skipped (with a message) when python3 or numpy is
+//! missing; the torch test runs with the torch venv's Python and fails without it.
 
 mod common;
 
@@ -188,24 +189,38 @@ fn a_command_that_cannot_start_is_an_error() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("could not start"));
 }
 
+/// The Python of the torch venv (`SOMATIZE_VENV`, default `~/.cache/somatize/torch-venv`,
+/// which `scripts/test.sh` creates with torch in it). Missing is a failure, not a skip.
+fn torch_python() -> std::path::PathBuf {
+    let venv = std::env::var_os("SOMATIZE_VENV")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
+                .join(".cache/somatize/torch-venv")
+        });
+    let python = venv.join("bin/python");
+    assert!(
+        python.is_file(),
+        "no torch venv at {venv:?}: run scripts/test.sh python (it creates it) or set SOMATIZE_VENV"
+    );
+    python
+}
+
 #[test]
-fn the_torch_hooks_record_when_torch_is_present() {
-    let has_torch = Command::new("python3")
-        .args(["-c", "import torch"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !has_torch {
-        eprintln!("skipped: torch is not installed for python3");
-        return;
-    }
+fn the_torch_watch_records_under_the_companion() {
     let root = temp_dir("torch");
     let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/train_torch.py");
     let out = Command::new(env!("CARGO_BIN_EXE_somatize"))
         .args(["record", "--store"])
         .arg(&root)
         .args([
-            "--run", "t", "--", "python3", example, "--steps", "4", "--every", "2",
+            "--run",
+            "t",
+            "--",
+            torch_python().to_str().unwrap(),
+            example,
         ])
+        .args(["--steps", "4", "--every", "2", "--keep-tensors-every", "2"])
         .output()
         .unwrap();
     assert!(
@@ -223,6 +238,26 @@ fn the_torch_hooks_record_when_torch_is_present() {
     }
     let kinds: Vec<String> = blob.facts().unwrap().into_iter().map(|f| f.kind).collect();
     assert_eq!(kinds, ["Linear", "ReLU", "Linear", "loss"]);
+    // Forward 2 is a full one: torch's numbers include the update and the outputs'.
+    let stats = blob.stats().unwrap();
+    for metric in ["update_ratio", "act_var", "grad_mean_abs"] {
+        assert!(
+            stats["0"].contains_key(metric),
+            "0 lacks {metric}: {stats:?}"
+        );
+    }
+    // Forward 3 carries numbers only, the every-step ones: measured by torch, no tensors.
+    let blob = store.fetch("t", &items[3].writer, &items[3].entry).unwrap();
+    assert!(blob.tensor_keys().is_empty());
+    let stats = blob.stats().unwrap();
+    for metric in ["grad_norm", "param_norm", "nonfinite"] {
+        assert!(
+            stats["0"].contains_key(metric),
+            "0 lacks {metric}: {stats:?}"
+        );
+    }
+    assert!(!stats["0"].contains_key("act_var"));
+    assert!(stats["loss"]["loss"].0 > 0.0);
 }
 
 #[test]
@@ -278,4 +313,78 @@ fn export_writes_a_snapshot_the_reader_opens() {
         Some(2),
         "exporting a missing store succeeded"
     );
+}
+
+/// `somatize record --listen PATH` with no command, as `somatize.torch.watch` starts it: the
+/// sender connects, sends forwards whose statistics it measured itself (no tensors) and an
+/// `end` frame; the run's graph comes from the facts, stats.json holds the sender's numbers,
+/// and the exit record is clean. A second recording whose sender closes without `end` is
+/// marked broke at the forward after its last.
+#[test]
+fn a_listening_companion_records_the_process_that_connects() {
+    use somatize::record::frame::encode;
+    use std::io::Write;
+    use std::os::unix::net::UnixStream;
+    let root = temp_dir("listen");
+    for (run, end) in [("clean", true), ("killed", false)] {
+        let socket = root.join(format!("{run}.sock"));
+        let mut companion = Command::new(env!("CARGO_BIN_EXE_somatize"))
+            .args(["record", "--store"])
+            .arg(&root)
+            .args(["--run", run, "--readings", "0.05", "--listen"])
+            .arg(&socket)
+            .spawn()
+            .unwrap();
+        let mut waited = 0;
+        while !socket.exists() {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            waited += 1;
+            assert!(waited < 1000, "the companion never opened {socket:?}");
+        }
+        let mut conn = UnixStream::connect(&socket).unwrap();
+        for forward in 0..3u64 {
+            let header = serde_json::json!({
+                "forward": forward,
+                "facts": [{"node": "fc1", "kind": "Linear", "began_us": 0, "took_us": 5,
+                           "layout": "ND"},
+                          {"node": "loss", "kind": "loss", "value": 1.0 / (forward as f64 + 1.0)}],
+                "stats": {"fc1": {"grad_norm": 0.5 + forward as f64, "units": 16.0}},
+            });
+            conn.write_all(&encode(&header, &[])).unwrap();
+        }
+        if end {
+            conn.write_all(&encode(&serde_json::json!({"type": "end"}), &[]))
+                .unwrap();
+        }
+        drop(conn);
+        let status = companion.wait().unwrap();
+        assert_eq!(status.success(), end, "{run}: exit {status:?}");
+        let store = Store::open(DirFs::new(&root)).unwrap();
+        let items: Vec<_> = store.scan(run).unwrap().map(Result::unwrap).collect();
+        let forwards: Vec<u64> = items.iter().map(|i| i.entry.forward).collect();
+        let blob = store.fetch(run, &items[2].writer, &items[2].entry).unwrap();
+        let stats = blob.stats().unwrap();
+        assert_eq!(stats["fc1"]["grad_norm"].0, 2.5);
+        assert_eq!(stats["loss"]["loss"].0, 1.0 / 3.0);
+        let graph =
+            std::fs::read_to_string(root.join("runs").join(run).join("graph.json")).unwrap();
+        assert!(
+            graph.contains("\"fc1\"") && graph.contains("Linear"),
+            "{graph}"
+        );
+        let exit = store.exit(run, &items[0].writer).unwrap().unwrap();
+        if end {
+            assert_eq!(forwards, [0, 1, 2]);
+            assert!(exit.ok, "{exit:?}");
+        } else {
+            assert!(!exit.ok);
+            assert!(
+                exit.error
+                    .as_deref()
+                    .unwrap_or("")
+                    .contains("without ending"),
+                "{exit:?}"
+            );
+        }
+    }
 }

@@ -1,4 +1,5 @@
-//! `somatize record --store DIR --run NAME [--every N] -- CMD ARGS…`: record a training command.
+//! `somatize record --store DIR --run NAME [--every N] -- CMD ARGS…`: record a training command;
+//! or `--listen PATH` with no command: record the process that connects to PATH.
 
 use crate::record::companion::{self, Options};
 use std::path::PathBuf;
@@ -38,8 +39,16 @@ pub struct Args {
     /// forwards or leave a torn line (which readers skip). For scratch runs and benchmarks.
     #[arg(long)]
     no_fsync: bool,
+    /// Start no command: open the channel at this socket path (it must not exist) and record
+    /// what connects until every connection has closed (how `somatize.torch.watch` starts
+    /// the companion itself).
+    #[arg(long, conflicts_with = "command")]
+    listen: Option<PathBuf>,
+    /// With `--listen`: the training process's id, for the machine readings.
+    #[arg(long, requires = "listen")]
+    pid: Option<u32>,
     /// The training command and its arguments, after `--`.
-    #[arg(last = true, required = true)]
+    #[arg(last = true, required_unless_present = "listen")]
     command: Vec<String>,
 }
 
@@ -62,7 +71,10 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         stats: !args.no_stats,
         durable: !args.no_fsync,
     };
-    let report = companion::record(opts, &args.command)?;
+    let report = match &args.listen {
+        Some(socket) => companion::record_listen(opts, socket, args.pid)?,
+        None => companion::record(opts, &args.command)?,
+    };
     eprintln!(
         "somatize record: run {:?}: {} forwards recorded{}{}",
         args.run,

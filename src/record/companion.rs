@@ -1,6 +1,8 @@
 //! The companion behind `somatize record`: starts the training command, hands it a Unix socket
 //! (address in `SOMATIZE_CHANNEL`), writes every frame through a `Recorder`, takes machine
 //! readings on a clock, and marks the run broke at the forward reached if the command dies.
+//! With `--listen PATH` it starts no command: the training process (the Python package's
+//! `watch`) starts the companion, connects to PATH, and ends with an `end` frame.
 
 use super::frame::{read_frame, Frame, FrameError};
 use super::machine::Machine;
@@ -56,6 +58,7 @@ pub struct Report {
 }
 
 enum Msg {
+    Opened,
     Frame(usize, Box<Frame>),
     Bad(usize, FrameError),
     Closed,
@@ -68,6 +71,8 @@ struct Conn {
     params: Option<(u64, Step)>,
     summarising: Vec<String>,
     name: String,
+    /// The `end` frame's word: `Some(None)` ended cleanly, `Some(Some(e))` ended on error `e`.
+    ended: Option<Option<String>>,
 }
 
 /// Keys whose tensors feed the health metrics.
@@ -155,6 +160,7 @@ impl Conn {
             last_seen: None,
             params: None,
             summarising: summarising.to_vec(),
+            ended: None,
             name: if k == 0 {
                 String::new()
             } else {
@@ -183,6 +189,9 @@ fn reader_thread(k: usize, stream: UnixStream, tx: SyncSender<Msg>) {
     // the payload straight into its buffer (one `read` per socket-buffer's worth), and only the
     // bytes the header's read brought along pass through here.
     let mut r = BufReader::with_capacity(READ_BUFFER, stream);
+    if tx.send(Msg::Opened).is_err() {
+        return;
+    }
     loop {
         match read_frame(&mut r) {
             Ok(Some(f)) => {
@@ -261,6 +270,14 @@ impl Session {
     }
 
     fn on_frame(&mut self, k: usize, frame: &Frame) {
+        if frame.header.kind.as_deref() == Some("end") {
+            let conn = self
+                .conns
+                .entry(k)
+                .or_insert_with(|| Conn::new(k, &self.opts.summarising));
+            conn.ended = Some(frame.header.error.clone());
+            return;
+        }
         if frame.is_hello() {
             let conn = self
                 .conns
@@ -324,15 +341,15 @@ impl Session {
     fn health(&mut self, k: usize, forward: u64, frame: &Frame, stats: &mut NodeStats) {
         loss_node(frame, stats);
         let step = frame_step(frame);
-        if !step.keys().any(|key| is_health_key(key)) {
-            return;
-        }
         let graph = frame_graph(frame);
         if !graph.nodes.is_empty() && !self.graph_written {
             match write_graph(&self.opts.store, &self.opts.run, &graph) {
                 Ok(_) => self.graph_written = true,
                 Err(e) => eprintln!("somatize record: graph.json NOT written: {e}"),
             }
+        }
+        if !step.keys().any(|key| is_health_key(key)) {
+            return;
         }
         let conn = self.conns.get(&k);
         let previous = conn
@@ -394,14 +411,38 @@ impl Session {
 
     fn end(&mut self, status: ExitStatus) {
         use std::os::unix::process::ExitStatusExt;
-        self.report.status = status.code();
-        self.report.signal = status.signal();
         let died = match (status.code(), status.signal()) {
             (Some(0), _) => None,
             (Some(c), _) => Some(format!("the command exited with status {c}")),
             (None, Some(s)) => Some(format!("the command was killed by signal {s}")),
             (None, None) => Some("the command ended abnormally".to_string()),
         };
+        self.end_with(status.code(), status.signal(), |_| died.clone());
+    }
+
+    /// The end of a `--listen` recording: each connection as its `end` frame said, or broke
+    /// when it closed without one (the training process was killed).
+    fn end_listening(&mut self) {
+        let died = |c: &Conn| match &c.ended {
+            Some(None) => None,
+            Some(Some(e)) => Some(format!("the training process stopped: {e}")),
+            None => Some(
+                "the training process closed the channel without ending it (killed?)".to_string(),
+            ),
+        };
+        let any_broke = self.conns.values().any(|c| died(c).is_some());
+        self.end_with(Some(i32::from(any_broke)), None, died);
+    }
+
+    /// Mark each connection's run broke where `died` says it died, and write `exit.json`.
+    fn end_with(
+        &mut self,
+        code: Option<i32>,
+        signal: Option<i32>,
+        died: impl Fn(&Conn) -> Option<String>,
+    ) {
+        self.report.status = code;
+        self.report.signal = signal;
         if self.conns.is_empty() {
             if let Some(main) = self.main.take() {
                 self.conns.insert(
@@ -412,12 +453,14 @@ impl Session {
                         params: None,
                         summarising: Vec::new(),
                         name: String::new(),
+                        ended: None,
                     },
                 );
             }
         }
         let failures = self.report.failures;
         for conn in self.conns.values_mut() {
+            let died = died(conn);
             let Some(r) = conn.recorder.as_mut() else {
                 continue;
             };
@@ -433,13 +476,11 @@ impl Session {
             let exit = ExitRecord {
                 written_us: crate::store::writer::now_us(),
                 ok: died.is_none() && failures == 0,
-                code: status.code(),
-                signal: status.signal(),
+                code,
+                signal,
                 forwards: r.writer().written(),
                 last_forward: r.writer().last_forward(),
-                error: died
-                    .clone()
-                    .or_else(|| (failures > 0).then(|| format!("{failures} writes failed"))),
+                error: died.or_else(|| (failures > 0).then(|| format!("{failures} writes failed"))),
             };
             if let Err(e) = r.finish(&exit) {
                 eprintln!("somatize record: could not write the exit record: {e}");
@@ -519,6 +560,87 @@ pub fn record(opts: Options, cmd: &[String]) -> Result<Report, String> {
     Ok(session.report)
 }
 
+/// How long `--listen` waits for its first connection before giving up.
+pub const LISTEN_FIRST_CONNECTION: Duration = Duration::from_secs(120);
+
+/// Record what connects to `socket` (a path this creates; it must not exist) until every
+/// connection that came has closed: the training process started the companion itself and
+/// ends with an `end` frame (a connection closed without one is marked broke). Machine
+/// readings are of `pid` when given (the training process), else of this process.
+pub fn record_listen(
+    opts: Options,
+    socket: &std::path::Path,
+    pid: Option<u32>,
+) -> Result<Report, String> {
+    let main = Recorder::with_writer(&opts.store, &opts.run, &opts.writer)
+        .and_then(|mut r| {
+            r.writer().durable = opts.durable;
+            r.pipelined(opts.pipeline)
+        })
+        .map_err(|e| e.to_string())?
+        .summarising(opts.summarising.clone());
+    let listener = UnixListener::bind(socket)
+        .map_err(|e| format!("could not open the channel {}: {e}", socket.display()))?;
+    let (tx, rx) = sync_channel::<Msg>(2);
+    let stop = Arc::new(AtomicBool::new(false));
+    let acceptor = {
+        let (tx, stop) = (tx.clone(), stop.clone());
+        std::thread::spawn(move || accept_thread(listener, tx, stop))
+    };
+    drop(tx);
+    let mut machine = Machine::new(pid.unwrap_or_else(std::process::id));
+    let reading_every = opts.reading_every;
+    let mut session = Session {
+        opts,
+        graph_written: false,
+        main: Some(main),
+        conns: BTreeMap::new(),
+        report: Report::default(),
+    };
+    session.reading(&mut machine);
+    let mut next_reading = Instant::now() + reading_every;
+    let started = Instant::now();
+    let (mut open, mut opened) = (0usize, 0usize);
+    loop {
+        let wait = next_reading
+            .saturating_duration_since(Instant::now())
+            .min(Duration::from_millis(50));
+        match rx.recv_timeout(wait) {
+            Ok(Msg::Opened) => {
+                open += 1;
+                opened += 1;
+            }
+            Ok(Msg::Frame(k, f)) => session.on_frame(k, &f),
+            Ok(Msg::Bad(k, e)) => eprintln!("somatize record: connection {k}: {e}"),
+            Ok(Msg::Closed) => open = open.saturating_sub(1),
+            Err(RecvTimeoutError::Disconnected) => break,
+            Err(RecvTimeoutError::Timeout) => {}
+        }
+        if Instant::now() >= next_reading {
+            session.reading(&mut machine);
+            next_reading = Instant::now() + reading_every;
+        }
+        if opened > 0 && open == 0 {
+            break;
+        }
+        if opened == 0 && started.elapsed() > LISTEN_FIRST_CONNECTION {
+            eprintln!(
+                "somatize record: nothing connected to {} in {} s; stopping",
+                socket.display(),
+                LISTEN_FIRST_CONNECTION.as_secs()
+            );
+            break;
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    let _ = acceptor.join();
+    let _ = std::fs::remove_file(socket);
+    session.flush_all();
+    session.reading(&mut machine);
+    session.end_listening();
+    Ok(session.report)
+}
+
 /// Write frames as they come; readings on the clock; return the command's exit status once
 /// it has exited and every connection has closed (or a grace period has passed).
 fn pump(
@@ -543,7 +665,7 @@ fn pump(
                     eprintln!("somatize record: connection {k}: {e}");
                 }
             }
-            Ok(Msg::Closed) => {}
+            Ok(Msg::Opened) | Ok(Msg::Closed) => {}
             Err(RecvTimeoutError::Disconnected) => break,
             Err(RecvTimeoutError::Timeout) => {}
         }

@@ -8,7 +8,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
-import somatize_record as sr  # noqa: E402
+import somatize as sr  # noqa: E402
 
 HOSTILE = "<img src=x onerror=window.__pwned=1>"
 

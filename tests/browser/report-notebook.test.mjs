@@ -1,7 +1,7 @@
 // Browser layer, the example notebook's outputs: the HTML each cell showed when
 // tests/notebook_test.py ran every code cell of examples/notebook.ipynb (run here first when its
 // outputs are missing) is loaded in Chromium; the report cell's views hold what the CLI's --json
-// says. The live view (`somatize_notebook.live`) is started by the helper here and its iframe
+// says. The live view (`somatize.notebook.live`) is started by the helper here and its iframe
 // shows the served page over the whole store, as `somatize runs --json` lists it, and follows
 // the run shown while `somatize record` adds to it.
 import { test, before, after } from "node:test";
@@ -49,7 +49,7 @@ test("the notebook's report cell draws the run as the CLI answers, asking no net
 
 test("the live view shows the served page over the whole store", async () => {
   const program = [
-    "import sys; sys.path.insert(0, 'python'); import somatize_notebook as sn",
+    "import sys; sys.path.insert(0, 'python'); import somatize.notebook as sn",
     "view = sn.live(sys.argv[1])",
     "print(view._repr_html_(), flush=True)",
     "sys.stdin.read()",

@@ -75,8 +75,8 @@ test("--last N: the report judges and draws only the last forwards", async () =>
 });
 
 test("inside an iframe srcdoc, as the notebook helper shows it, the report draws the same views", async () => {
-  // The helper's own output (python/somatize_notebook.py), in a page of its own.
-  const program = "import sys; sys.path.insert(0, 'python'); import somatize_notebook as sn; " +
+  // The helper's own output (python/somatize/notebook.py), in a page of its own.
+  const program = "import sys; sys.path.insert(0, 'python'); import somatize.notebook as sn; " +
     "sys.stdout.write(sn.report(sys.argv[1], 'saturated')._repr_html_())";
   const cell = execFileSync("python3", ["-c", program, s.store], {
     cwd: root, encoding: "utf8", maxBuffer: 1 << 28, env: { ...process.env, SOMATIZE_BIN: binary() },

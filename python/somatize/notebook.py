@@ -3,7 +3,7 @@
 Standard library only; it drives the ``somatize`` binary (``SOMATIZE_BIN``, else ``somatize`` on
 PATH, else this repository's ``target/release`` or ``target/debug`` build)::
 
-    import somatize_notebook as sn
+    import somatize.notebook as sn
     sn.report("somatize-demo", "vanishing")     # the run's report, inside the cell (works offline)
     view = sn.live("somatize-demo")             # `somatize serve` on 127.0.0.1, the page in the cell
     view.stop()                                  # stop the server (also done when Python exits)
@@ -26,7 +26,7 @@ from pathlib import Path
 
 __all__ = ["Report", "Live", "SomatizeError", "binary", "report", "live"]
 
-_REPO = Path(__file__).resolve().parent.parent
+_REPO = Path(__file__).resolve().parent.parent.parent
 
 
 class SomatizeError(RuntimeError):

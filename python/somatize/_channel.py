@@ -1,9 +1,10 @@
-"""somatize_record: send what a training loop does to `somatize record`, one frame per forward.
+"""somatize._channel: send what a training loop does to `somatize record`, one frame per forward.
 
-One small module, no build step. numpy is required; torch is optional (only `watch` uses it).
+numpy is required; torch is optional (tensors are converted). ``somatize.torch.watch`` sends
+through this; any other loop can too:
 
-    import somatize_record as sr
-    rec = sr.connect()                      # the channel `somatize record` opened, or a no-op
+    import somatize
+    rec = somatize.connect()                # the channel `somatize record` opened, or a no-op
     for step in range(steps):
         ...
         rec.forward(step, loss=loss, tensors={"act.fc1": h, "grad.fc1.weight": dw})
@@ -60,7 +61,7 @@ def _json_number(x):
     return x
 
 
-class Recorder:
+class Channel:
     """A connection to the companion. ``enabled`` is False when no companion is listening,
     and then every call does nothing (the script still trains)."""
 
@@ -72,7 +73,15 @@ class Recorder:
             if not address.startswith("unix:"):
                 raise ValueError(f"{CHANNEL_ENV}={address!r}: only unix:<path> is supported")
             self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            self._sock.connect(address[len("unix:"):])
+            # A companion that has just bound the path may not be listening yet.
+            for attempt in range(100):
+                try:
+                    self._sock.connect(address[len("unix:"):])
+                    break
+                except ConnectionRefusedError:
+                    if attempt == 99:
+                        raise
+                    time.sleep(0.02)
 
     @property
     def enabled(self):
@@ -92,10 +101,11 @@ class Recorder:
         return step % self.every == 0
 
     def forward(self, step, loss=None, tensors=None, facts=None, stats=None,
-                took_us=None, broke=False, error=None):
+                took_us=None, broke=False, error=None, keep_all=False):
         """Send one forward: its number, loss, facts (dicts with node, kind, began_us, took_us,
         where, read_back, error, and anything else), per-node statistics (node -> metric ->
-        number) and tensors (key -> array; kept only on steps that ``keeps_tensors``)."""
+        number) and tensors (key -> array; kept only on steps that ``keeps_tensors``, or always
+        with ``keep_all``)."""
         if not self.enabled:
             return
         facts = [dict(f) for f in (facts or [])]
@@ -112,7 +122,7 @@ class Recorder:
         if stats:
             header["stats"] = {n: {m: _json_number(v) for m, v in row.items()} for n, row in stats.items()}
         arrays = []
-        if tensors and self.keeps_tensors(step):
+        if tensors and (keep_all or self.keeps_tensors(step)):
             specs = []
             for key, value in tensors.items():
                 arr = _as_array(value)
@@ -120,6 +130,14 @@ class Recorder:
                 arrays.append(arr)
             header["tensors"] = specs
         self._send(header, arrays)
+
+    def end(self, error=None):
+        """Say the training ended (cleanly, or with ``error``): a companion started with
+        ``--listen`` marks the run broke when its sender closes without this."""
+        header = {"type": "end"}
+        if error is not None:
+            header["error"] = str(error)
+        self._send(header, [])
 
     def _send(self, header, arrays):
         if not self.enabled:
@@ -143,78 +161,5 @@ class Recorder:
 
 
 def connect(address=None):
-    """The companion's channel from ``SOMATIZE_CHANNEL``, or a disabled Recorder without one."""
-    return Recorder(address)
-
-
-class Watcher:
-    """Hooks on a PyTorch model: per leaf module a fact (kind = class name, timing) and its
-    output ``act.<name>``; after backward, ``grad.<name>`` and ``param.<name>`` per parameter.
-    Call ``step(n, loss)`` once per training step, after ``loss.backward()``."""
-
-    def __init__(self, model, rec, every=None):
-        self.model = model
-        self.rec = rec
-        self.every = every or rec.every
-        self._facts = []
-        self._acts = {}
-        self._start = None
-        self._began = {}
-        self._handles = []
-        for name, module in model.named_modules():
-            if name and not list(module.children()):
-                self._handles.append(module.register_forward_pre_hook(self._pre(name)))
-                self._handles.append(module.register_forward_hook(self._post(name, type(module).__name__)))
-
-    def _keeping(self):
-        return self._step % self.every == 0
-
-    _step = 0
-
-    def _pre(self, name):
-        def hook(module, inputs):
-            now = _now_us()
-            if self._start is None:
-                self._start = now
-            self._began[name] = now
-        return hook
-
-    def _post(self, name, kind):
-        def hook(module, inputs, output):
-            now = _now_us()
-            began = self._began.pop(name, now)
-            self._facts.append({"node": name, "kind": kind, "began_us": began - self._start,
-                                "took_us": now - began, "where": _where(output)})
-            if self._keeping() and hasattr(output, "detach"):
-                self._acts["act." + name] = output.detach()
-        return hook
-
-    def step(self, n, loss=None):
-        """Send forward ``n``: facts, activations, gradients, parameters and the loss.
-        Steps are expected to count up by one (hooks decide what to keep for step ``n + 1``)."""
-        keep = n % self.every == 0
-        tensors = dict(self._acts) if keep else {}
-        if keep:
-            for pname, p in self.model.named_parameters():
-                tensors["param." + pname] = p.detach()
-                if p.grad is not None:
-                    tensors["grad." + pname] = p.grad.detach()
-        took = (_now_us() - self._start) if self._start is not None else None
-        self.rec.forward(n, loss=loss, tensors=tensors, facts=self._facts, took_us=took)
-        self._facts, self._acts, self._start = [], {}, None
-        self._step = n + 1
-
-    def remove(self):
-        for h in self._handles:
-            h.remove()
-        self._handles = []
-
-
-def _where(output):
-    dev = getattr(output, "device", None)
-    return str(dev) if dev is not None else "local"
-
-
-def watch(model, every=None, rec=None):
-    """Watch a PyTorch model (see ``Watcher``); ``rec`` defaults to ``connect()``."""
-    return Watcher(model, rec if rec is not None else connect(), every)
+    """The companion's channel from ``SOMATIZE_CHANNEL``, or a disabled Channel without one."""
+    return Channel(address)

@@ -1,0 +1,961 @@
+"""somatize.torch: record PyTorch training, measured where the tensors are.
+
+    import somatize.torch as st
+    watch = st.watch(model, optimizer, store="runs", run="tuesday")   # or under `somatize record`
+    for x, y in batches:
+        loss = loss_fn(model(x), y); optimizer.zero_grad(); loss.backward(); optimizer.step()
+        watch.step(loss)
+    watch.close()                       # also on exit and on an exception
+
+Per node (every module that owns parameters, and every leaf module) and step, the health
+metrics of ``src/health/measure.rs`` are computed with torch ops on the tensors' own device,
+in float32 (bf16/fp16 tensors are widened on the device), and copied to the host once per step
+as one small float64 tensor; only numbers cross to the companion, in the frame's ``stats``.
+
+What is measured when (docs/recording.md):
+
+- every step: ``param_norm``, ``grad_norm``, non-finite counts (``nan``, ``inf``,
+  ``nonfinite``) and the loss;
+- every ``every`` steps (default 10; 1: every step; 0: never), the full summaries: also
+  ``param_absmax``, ``param_mean_abs``, ``grad_mean_abs``, ``grad_zero_fraction``, the update
+  (``update_norm``, ``update_ratio``: the optimizer step that produced this forward's
+  parameters, measured around it by the optimizer's step hooks, as the whole-tensor path
+  reports it), and the outputs' per-unit summaries (``act_mean``, ``act_var``,
+  ``act_mean_sq``, ``act_zero_fraction``, ``units``, dead, dormant, saturated and ignored
+  units), and the singular-value metrics of the update, the gradient and the output
+  (``*_erank``, ``*_srank``, ``update_stable_rank``, ``rank_dims``; rank.rs's caps);
+- every ``keep_tensors_every`` steps (0: never): the whole tensors ``param.*``, ``grad.*`` and
+  ``act.*``, for figures and offline analysis.
+
+The unit axis of an output: axis 1 for ``Conv*``, ``BatchNorm*``, ``InstanceNorm*``,
+``GroupNorm`` and pooling modules (``N,C,…``), else the last axis (``Linear``, ``LayerNorm``,
+activations, ``Embedding``, recurrent and attention outputs: ``…,D``); 0-d and 1-d outputs are
+one unit. A module whose output is a tuple (GRU, LSTM, MultiheadAttention) is measured on its
+first element. A module called more than once in a forward is measured over all its calls.
+"""
+
+import atexit
+import math
+import os
+import re
+import sys
+import time
+import warnings
+import weakref
+
+import torch
+
+from . import _channel
+from ._companion import Companion
+
+# The constants of src/health/measure.rs (fixed at measurement; see docs/health.md).
+DEAD_ACTIVITY = 0.01
+DORMANT_SCORE = 0.1
+SATURATED_OUTPUT = 0.97
+SATURATED_UNIT_SHARE = 0.99
+IGNORED_UTILITY = 0.01
+UPDATE_RANK_RESOLUTION = 1e-5
+# src/health/rank.rs: srank's delta and the caps on a matrix whose singular values are taken.
+SRANK_DELTA = 0.01
+RANK_MAX_DIMS = 128
+RANK_MAX_ENTRIES = 1 << 17
+
+# The default schedule of full summaries: chosen for the overhead target (scripts/bench-torch.sh).
+DEFAULT_EVERY = 10
+
+_TANH_LIKE = {"tanh", "hardtanh", "softsign"}
+_SIGMOID_LIKE = {"sigmoid", "hardsigmoid"}
+_AXIS1 = re.compile(r"^(conv|batchnorm|instancenorm|groupnorm|lazyconv|lazybatchnorm|"
+                    r"lazyinstancenorm|syncbatchnorm|.*pool)")
+
+
+class WatchError(ValueError):
+    """Something given to ``watch`` or ``watch.step`` cannot be measured (the message names what)."""
+
+
+def _kind_class(kind):
+    """verdict/src/kinds.rs ``classify``: ``tanh``, ``sigmoid`` or None."""
+    last = re.split(r"[.:/]", kind)[-1]
+    k = last.replace("_", "").replace("-", "").lower()
+    if k in _TANH_LIKE:
+        return "tanh"
+    if k in _SIGMOID_LIKE:
+        return "sigmoid"
+    return None
+
+
+def unit_axis(kind, ndim):
+    """The unit axis of a ``kind`` module's output of ``ndim`` axes (None: one unit)."""
+    if ndim < 2:
+        return None
+    k = kind.replace("_", "").lower()
+    return 1 if _AXIS1.match(k) else ndim - 1
+
+
+def layout(kind, ndim):
+    """The layout a node's output is measured in: ``NCHW``-like (unit axis 1), ``NTD``-like
+    (the last axis), or ``scalar``/``N`` (one unit)."""
+    a = unit_axis(kind, ndim)
+    if a is None:
+        return "scalar" if ndim == 0 else "N"
+    if a == 1 and ndim > 2:
+        return "NC" + "DHW"[3 - (ndim - 2):] if ndim <= 5 else "NC" + "X" * (ndim - 2)
+    return "N" + "T" * (ndim - 2) + "D"
+
+
+def _norms(tensors, ord):
+    return torch._foreach_norm(tensors, ord, dtype=torch.float32)
+
+
+def _first_tensor(output):
+    """The tensor a module's output is measured on: itself, or a tuple's first element."""
+    while isinstance(output, (tuple, list)) and output:
+        output = output[0]
+    return output if isinstance(output, torch.Tensor) else None
+
+
+_SCRATCH = {}
+
+
+def _scratch(rows, shape):
+    """A row of ones for ``rows`` and a float32 scratch tensor of ``shape`` (CPU), reused."""
+    ones = _SCRATCH.get(("ones", rows))
+    if ones is None:
+        ones = _SCRATCH[("ones", rows)] = torch.ones(1, rows)
+    numel = math.prod(shape)
+    flat = _SCRATCH.get("flat")
+    if flat is None or flat.numel() < numel:
+        flat = _SCRATCH["flat"] = torch.empty(numel)
+    return ones, flat[:numel].view(shape)
+
+
+def _abs_sum(t):
+    """Σ|t| in float32 (through the scratch buffer on the CPU)."""
+    if t.device.type == "cpu" and t.dtype == torch.float32 and t.numel():
+        _, buf = _scratch(1, t.shape)
+        return torch.abs(t, out=buf).sum()
+    return t.abs().sum(dtype=torch.float32)
+
+
+def _summarise_output(x, kind, scale):
+    """The per-unit summaries of one output: a dict of device tensors."""
+    x = x.detach()
+    if not x.is_floating_point():
+        x = x.to(torch.float32)
+    elif x.dtype != torch.float32 and x.dtype != torch.float64:
+        x = x.to(torch.float32)
+    ndim = x.dim()
+    a = unit_axis(kind, ndim)
+    if a is None:
+        x2 = x.reshape(-1, 1)
+    elif a == ndim - 1:
+        x2 = x.reshape(-1, x.shape[-1])
+    else:
+        x2 = x.movedim(a, -1).reshape(-1, x.shape[a])
+    dims = [0]
+    rows, units = x2.shape
+    if x.device.type == "cpu" and rows > 0 and x2.dtype == torch.float32:
+        # On the CPU a sync is free: sums around each unit's first value (as measure.rs
+        # shifts) by matrix products, and when they are finite every value was (a NaN or an
+        # infinity makes its unit's sums non-finite), so no masks are needed. Counts are sums
+        # of signs (exact below 2^24 rows): a comparison's bool tensor costs several times
+        # more here. Everything goes through one reused scratch buffer, as a fresh tensor of
+        # this size costs a page fault per page.
+        ones, buf = _scratch(rows, x2.shape)
+        torch.sub(x2, x2[0], out=buf)
+        s = (ones @ buf)[0]
+        ss = (ones @ buf.mul_(buf))[0]
+        if bool(torch.isfinite(ss).all()) and rows < (1 << 24):
+            n = float(rows)
+            s64, ss64 = s.to(torch.float64), ss.to(torch.float64)
+            shifted = s64 / n
+            sabs = (ones @ torch.abs(x2, out=buf))[0]
+            nonzero = (ones @ torch.sign(x2, out=buf).abs_())[0]
+            pos = (ones @ torch.sign(x2, out=buf).clamp_(min=0))[0]
+            fast = {
+                "n": torch.full((units,), n, dtype=torch.float64),
+                "mean": x2[0].to(torch.float64) + shifted,
+                "m2": (ss64 / n - shifted * shifted).clamp(min=0) * n,
+                "sabs": sabs.to(torch.float64),
+                "pos": pos.to(torch.float64),
+                "zeros": (n * units - nonzero.to(torch.float64).sum()),
+                "nan": torch.zeros((), dtype=torch.float64),
+                "total": x2.numel(),
+            }
+            if scale is not None:
+                # |y| > SATURATED_OUTPUT, y = x (tanh) or 2x - 1 (sigmoid), as a sum of signs.
+                if scale == "tanh":
+                    torch.abs(x2, out=buf)
+                else:
+                    torch.mul(x2, 2, out=buf).sub_(1).abs_()
+                step = buf.sub_(SATURATED_OUTPUT).sign_().clamp_(min=0)
+                fast["sat"] = (ones @ step)[0].to(torch.float64)
+            return fast, ndim
+    # Elsewhere, or with a non-finite value: masks, finite values only.
+    finite = torch.isfinite(x2)
+    xz = torch.where(finite, x2, torch.zeros((), dtype=x2.dtype, device=x2.device))
+    n = finite.sum(dim=dims).to(torch.float32)
+    mean = xz.sum(dim=dims) / n.clamp(min=1)
+    keep = [1 if d in dims else s for d, s in enumerate(x2.shape)]
+    d = torch.where(finite, x2 - mean.reshape(keep), torch.zeros((), dtype=x2.dtype,
+                                                                device=x2.device))
+    var = (d * d).sum(dim=dims) / n.clamp(min=1)
+    out = {
+        "n": n.to(torch.float64),
+        "mean": mean.to(torch.float64),
+        "m2": var.to(torch.float64) * n.to(torch.float64),
+        "sabs": xz.abs().sum(dim=dims, dtype=torch.float64),
+        "pos": (xz > 0).sum(dim=dims).to(torch.float64),
+        "zeros": (x2 == 0).sum().to(torch.float64),
+        "nan": torch.isnan(x2).sum().to(torch.float64),
+        "total": x2.numel(),
+    }
+    if scale is not None:
+        y = xz if scale == "tanh" else xz * 2 - 1
+        over = (y.abs() > SATURATED_OUTPUT) & finite
+        out["sat"] = torch.count_nonzero(over, dim=0).to(torch.float64)
+    return out, ndim
+
+
+def _merge(u, s):
+    """Merge one call's summaries ``s`` into the running ``u`` (a dict, or None)."""
+    if u is None:
+        return dict(s)
+    if u["mean"].shape != s["mean"].shape:
+        raise WatchError("a module's output changed its unit count between calls of one step")
+    n = u["n"] + s["n"]
+    delta = s["mean"] - u["mean"]
+    w = torch.where(n > 0, s["n"] / n.clamp(min=1), torch.zeros_like(n))
+    mean = u["mean"] + delta * w
+    m2 = u["m2"] + s["m2"] + delta * delta * u["n"] * s["n"] / n.clamp(min=1)
+    out = {"n": n, "mean": mean, "m2": m2}
+    for k in ("sabs", "pos", "zeros", "nan"):
+        out[k] = u[k] + s[k]
+    out["total"] = u["total"] + s["total"]
+    if "sat" in u:
+        out["sat"] = u["sat"] + s["sat"]
+    return out
+
+
+# The activation scalars, in the order they are stacked for the host copy.
+_ACT_FIELDS = ("live", "finite", "sum", "zeros", "total", "nan", "act_var", "act_mean_sq",
+               "units", "dead_units", "dormant_units", "sat_entries", "saturated_units",
+               "ignored_units", "has_ignored")
+
+
+def _finish_units(u, scale, outgoing):
+    """A node's activation scalars from its merged per-unit summaries, on the device."""
+    n_raw = u["n"]
+    live = n_raw > 0
+    n = n_raw.clamp(min=1)
+    nlive = live.sum().to(torch.float64)
+    denom = nlive.clamp(min=1)
+    mean = u["mean"]
+    var = (u["m2"] / n).clamp(min=0)
+    mean_abs = u["sabs"] / n
+    zero = torch.zeros((), dtype=torch.float64, device=n.device)
+
+    def over_live(v):
+        return torch.where(live, v, zero).sum() / denom
+
+    def count(mask):
+        return (mask & live).sum().to(torch.float64)
+
+    layer = over_live(mean_abs)
+    dormant = live & ((layer == 0) | (mean_abs / torch.where(layer == 0, 1.0, layer)
+                                      <= DORMANT_SCORE))
+    fields = {
+        "live": nlive,
+        "finite": n_raw.sum(),
+        "sum": (mean * n_raw).sum(),
+        "zeros": u["zeros"],
+        "total": torch.tensor(float(u["total"]), dtype=torch.float64, device=n.device),
+        "nan": u["nan"],
+        "act_var": over_live(var),
+        "act_mean_sq": over_live(mean * mean),
+        "units": torch.tensor(float(n.numel()), dtype=torch.float64, device=n.device),
+        "dead_units": count(u["pos"] / n < DEAD_ACTIVITY),
+        "dormant_units": count(dormant),
+        "sat_entries": u["sat"].sum() if scale is not None else zero,
+        "saturated_units": count(u["sat"] / n > SATURATED_UNIT_SHARE) if scale is not None
+        else zero,
+        "ignored_units": zero,
+        "has_ignored": zero,
+    }
+    if outgoing is not None:
+        utility = outgoing * mean_abs
+        mean_utility = over_live(utility)
+        fields["ignored_units"] = count(~dormant & (utility <= IGNORED_UTILITY * mean_utility))
+        fields["has_ignored"] = torch.ones((), dtype=torch.float64, device=n.device)
+    return torch.stack([fields[k].to(torch.float64) for k in _ACT_FIELDS])
+
+
+def _outgoing_mean_abs(w, units):
+    """measure.rs ``outgoing_mean_abs``: mean |w| of the weights reading each unit, or None."""
+    w = w.detach()
+    shape = tuple(w.shape)
+    if units == 0:
+        return None
+    if len(shape) == 1 and shape[0] == units:
+        cols, inner = units, 1
+    elif len(shape) >= 2 and shape[1] > 0 and shape[1] % units == 0:
+        cols, inner = shape[1], math.prod(shape[2:])
+    else:
+        return None
+    group = cols // units
+    if w.device.type == "cpu" and w.dtype == torch.float32 and w.numel():
+        # Fast path (see _summarise_output): |w| through the scratch buffer, summed per unit;
+        # finite sums mean every weight was finite, so each unit's count is its share.
+        _, buf = _scratch(1, shape)
+        a = torch.abs(w, out=buf)
+        if len(shape) == 1:
+            s = a.to(torch.float64)
+        else:
+            s = a.reshape(shape[0], units, group * inner).sum(dim=(0, 2)).to(torch.float64)
+        if bool(torch.isfinite(s).all()):
+            per_unit = 1 if len(shape) == 1 else shape[0] * group * inner
+            return s / per_unit
+    a = w.to(torch.float64).abs()
+    finite = torch.isfinite(a)
+    a = torch.where(finite, a, torch.zeros((), dtype=a.dtype, device=a.device))
+    if len(shape) == 1:
+        s, c = a, finite.to(torch.float64)
+    else:
+        a = a.reshape(shape[0], units, group * inner)
+        s = a.sum(dim=(0, 2))
+        c = finite.reshape(shape[0], units, group * inner).sum(dim=(0, 2)).to(torch.float64)
+    return torch.where(c > 0, s / c.clamp(min=1), torch.zeros_like(s))
+
+
+def _as_matrix(shape):
+    """rank.rs ``as_matrix``: (rows, cols) of the first axis by the rest, within the caps."""
+    if len(shape) < 2:
+        return None
+    rows, cols = shape[0], math.prod(shape[1:])
+    entries = rows * cols
+    if min(rows, cols) <= RANK_MAX_DIMS and 0 < entries <= RANK_MAX_ENTRIES:
+        return rows, cols
+    return None
+
+
+def _singular_values(t, rows, cols):
+    """[all finite (1/0), σ…] of ``t`` as a rows × cols matrix, float64, on its device."""
+    m = t.detach().reshape(rows, cols).to(torch.float64)
+    finite = torch.isfinite(m).all()
+    m = torch.where(finite, m, torch.zeros((), dtype=m.dtype, device=m.device))
+    return torch.cat([finite.to(torch.float64).reshape(1), torch.linalg.svdvals(m)])
+
+
+def _rank_metrics(of, sv):
+    """rank.rs ``rank_metrics`` of the singular values ``sv`` (host floats)."""
+    names = {"update": ("update_erank", "update_srank"), "grad": ("grad_erank", "grad_srank"),
+             "feature": ("feature_erank", "feature_srank")}[of]
+    usable = [x for x in sv if math.isfinite(x) and x >= 0]
+    out = {}
+    total = sum(usable)
+    if total > 0 and math.isfinite(total):
+        entropy = -sum((x / total) * math.log(x / total) for x in usable if x / total > 0)
+        if math.isfinite(math.exp(entropy)):
+            out[names[0]] = math.exp(entropy)
+        running, k = 0.0, len(usable)
+        for i, x in enumerate(sorted(usable, reverse=True)):
+            running += x
+            if running / total >= 1 - SRANK_DELTA:
+                k = i + 1
+                break
+        out[names[1]] = float(k)
+    if of == "update":
+        top = max(usable, default=0.0)
+        if top > 0:
+            stable = sum(x * x for x in usable) / (top * top)
+            if math.isfinite(stable):
+                out["update_stable_rank"] = stable
+    if of != "feature" and sv:
+        out["rank_dims"] = float(len(sv))
+    return out
+
+
+class _Node:
+    __slots__ = ("name", "kind", "module", "params", "scale", "ndim", "calls", "began",
+                 "call_began", "took", "next_weight", "rank_i", "rank_shape", "feature")
+
+    def __init__(self, name, kind, module, params):
+        self.name, self.kind, self.module, self.params = name, kind, module, params
+        self.scale = _kind_class(kind)
+        self.ndim = None
+        self.calls = 0
+        self.began = None
+        self.call_began = None
+        self.took = 0
+        self.next_weight = None
+        self.rank_i = None      # the weight whose update and gradient get ranks (_param_list)
+        self.rank_shape = None  # its (rows, cols)
+        self.feature = None     # this step's output singular values, on the device
+
+
+class Watch:
+    """What ``watch`` returns: call ``step(loss)`` once per training step (after
+    ``optimizer.step()``), and ``close()`` at the end (also done at exit, with the error when
+    the script dies of an exception, and by ``with``)."""
+
+    def __init__(self, model, optimizer=None, store=None, run=None, *, every=None,
+                 keep_tensors_every=0, writer=None, channel=None, durable=True):
+        if isinstance(model, torch.nn.Module) and hasattr(model, "_orig_mod"):
+            model = model._orig_mod  # torch.compile: the hooks go on the original modules
+        if not isinstance(model, torch.nn.Module):
+            raise WatchError(f"watch(model): a torch.nn.Module, not {type(model).__name__}")
+        if not any(True for _ in model.parameters()):
+            raise WatchError(f"watch(model): {type(model).__name__} has no parameters to watch")
+        self.every = int(every if every is not None else DEFAULT_EVERY)
+        self.keep_tensors_every = int(keep_tensors_every or 0)
+        if self.every < 0 or self.keep_tensors_every < 0:
+            raise WatchError("every and keep_tensors_every are step counts (0: never)")
+        self.model = model
+        self.optimizer = optimizer
+        self.forward = 0
+        self.closed = False
+        self._warned = False
+        self._error = None
+        self._companion = None
+        self._nodes = []
+        self._by_module = {}
+        self._handles = []
+        self._units = {}
+        self._acts = {}
+        self._pending = None
+        self._params_now = None
+        self._prev_param_sq = None
+        self._update_host = None
+        self._before = None
+        self._snapshot = False
+        self._grad_sv = {}
+        self._pending_sv = {}
+        self._update_sv_host = {}
+        self._start = None
+        self._build_nodes()
+        self._chan = self._open(store, run, writer, channel, durable)
+        self._hook()
+        _live.add(self)
+
+    # -- setup ---------------------------------------------------------------------------
+
+    def _build_nodes(self):
+        for name, module in self.model.named_modules():
+            if not name:
+                continue
+            own = [(f"{name}.{p}", t) for p, t in module.named_parameters(recurse=False)]
+            leaf = not any(True for _ in module.children())
+            if own or leaf:
+                node = _Node(name, type(module).__name__, module, own)
+                self._nodes.append(node)
+                self._by_module[id(module)] = node
+        top = [(p, t) for p, t in self.model.named_parameters(recurse=False)]
+        if top:
+            # As in the dump convention, `param.<leaf>` belongs to no node.
+            warnings.warn(
+                f"somatize: parameters {', '.join(p for p, _ in top)} belong to the model "
+                "itself, not to a named submodule, and are not measured (wrap them in a "
+                "module to measure them)", RuntimeWarning, stacklevel=3)
+        if not self._nodes or not any(n.params for n in self._nodes):
+            raise WatchError(f"watch(model): {type(self.model).__name__} has no parameters in "
+                             "a submodule to watch")
+        nxt = None
+        for node in reversed(self._nodes):
+            node.next_weight = nxt
+            w = dict(node.params).get(f"{node.name}.weight")
+            if w is not None:
+                nxt = w
+        self._param_list = [t for n in self._nodes for _, t in n.params]
+        self._node_index = {n.name: n for n in self._nodes}
+        index = {id(t): i for i, t in enumerate(self._param_list)}
+        for node in self._nodes:
+            # As measure.rs: the first parameter of two or more axes in key order, as a matrix.
+            first = next((t for _, t in sorted(node.params, key=lambda kv: kv[0])
+                          if t.dim() >= 2), None)
+            if first is not None:
+                node.rank_i = index[id(first)]
+                node.rank_shape = _as_matrix(tuple(first.shape))
+
+    def _open(self, store, run, writer, channel, durable):
+        address = channel if channel is not None else os.environ.get(_channel.CHANNEL_ENV)
+        if writer is None:
+            dist = getattr(torch, "distributed", None)
+            if dist is not None and dist.is_available() and dist.is_initialized():
+                writer = f"rank{dist.get_rank()}"  # each rank a writer named for its rank
+        if address:
+            chan = _channel.connect(address)
+        else:
+            if store is None or run is None:
+                raise WatchError("watch(store=..., run=...) is needed outside `somatize record`")
+            chan = self._start_companion(store, run, writer, durable)
+        if chan.enabled and writer is not None and address:
+            chan.hello(writer=writer)
+        return chan
+
+    def _start_companion(self, store, run, writer, durable):
+        self._companion = Companion(store, run, writer=writer, durable=durable)
+        return self._companion.channel
+
+    def _hook(self):
+        for node in self._nodes:
+            m = node.module
+            self._handles.append(m.register_forward_pre_hook(self._pre_hook(node)))
+            self._handles.append(m.register_forward_hook(self._post_hook(node)))
+        if self.optimizer is not None:
+            self._handles.append(self.optimizer.register_step_pre_hook(self._step_pre))
+            self._handles.append(self.optimizer.register_step_post_hook(self._step_post))
+
+    # -- hooks ---------------------------------------------------------------------------
+
+    def _full(self, forward):
+        return self.every > 0 and forward % self.every == 0
+
+    def _measuring_acts(self):
+        return self._full(self.forward)
+
+    def _keeping(self):
+        return self.keep_tensors_every > 0 and self.forward % self.keep_tensors_every == 0
+
+    def _pre_hook(self, node):
+        def hook(module, inputs):
+            now = time.perf_counter()
+            if self._start is None:
+                self._start = now
+            node.began = now if node.began is None else node.began
+            node.call_began = now
+        return hook
+
+    def _post_hook(self, node):
+        def hook(module, inputs, output):
+            node.calls += 1
+            now = time.perf_counter()
+            node.took += now - (node.call_began if node.call_began is not None else now)
+            if self.closed:
+                return
+            if not (self._measuring_acts() or self._keeping()):
+                return
+            x = _first_tensor(output)
+            if x is None:
+                return
+            with torch.no_grad():
+                if self._measuring_acts():
+                    shape = _as_matrix(tuple(x.shape))
+                    if shape is not None:
+                        node.feature = _singular_values(x, *shape)  # the last call's
+                    s, ndim = _summarise_output(x, node.kind, node.scale)
+                    node.ndim = ndim
+                    self._units[node.name] = _merge(self._units.get(node.name), s)
+                if self._keeping():
+                    self._acts["act." + node.name] = x.detach()
+        return hook
+
+    def _measure_params(self):
+        """Parameter and gradient norms of this step, on the device (fast path: finite);
+        on a full step also mean |x|, max |x| and zero counts; before a full step, the copy
+        of the parameters the next update is measured against."""
+        full = self._full(self.forward)
+        with torch.no_grad():
+            ps = [p.detach() for p in self._param_list]
+            gs = [p.grad.detach() for p in self._param_list if p.grad is not None]
+            gi = [i for i, p in enumerate(self._param_list) if p.grad is not None]
+            parts = [*_norms(ps, 2)]
+            if gs:
+                parts += [*_norms(gs, 2)]
+            if full:
+                parts += [_abs_sum(p) for p in ps]
+                parts += [torch.stack(torch.aminmax(p)).abs().max() if p.numel() else
+                          torch.zeros((), device=p.device) for p in ps]
+                parts += [_abs_sum(g) for g in gs]
+                parts += [g.numel() - torch.count_nonzero(g) for g in gs]
+            vec = torch.stack([t.to(torch.float64) for t in parts])
+            grad_sv = {}
+            if full:
+                for node in self._nodes:
+                    if node.rank_shape is not None:
+                        g = self._param_list[node.rank_i].grad
+                        if g is not None:
+                            grad_sv[node.name] = _singular_values(g, *node.rank_shape)
+            self._grad_sv = grad_sv
+            # A non-finite value makes its tensor's norm non-finite: measure those tensors
+            # again, finite values only, before the optimizer changes them (this check syncs
+            # once with an accelerator; on the CPU it is free).
+            l2 = vec[:len(ps) + len(gs)]
+            exact_p, exact_g = {}, {}
+            if not bool(torch.isfinite(l2).all()):
+                for i in torch.nonzero(~torch.isfinite(l2[:len(ps)])).flatten().tolist():
+                    exact_p[i] = _exact(ps[i])
+                for k in torch.nonzero(~torch.isfinite(l2[len(ps):])).flatten().tolist():
+                    exact_g[gi[k]] = _exact(gs[k])
+            self._params_now = (vec, gi, exact_p, exact_g, full)
+            if self.optimizer is not None and self._full(self.forward + 1):
+                if self._before is None:
+                    self._before = [p.detach().clone() for p in self._param_list]
+                else:
+                    torch._foreach_copy_(self._before, ps)
+                self._snapshot = True
+
+    def _step_pre(self, optimizer, args, kwargs):
+        if not self.closed:
+            self._measure_params()
+
+    def _step_post(self, optimizer, args, kwargs):
+        if self.closed or not self._snapshot:
+            return
+        self._snapshot = False
+        with torch.no_grad():
+            # In place: the copy is taken again before the next step.
+            torch._foreach_sub_(self._before, [p.detach() for p in self._param_list])
+            self._pending = torch.stack([t.to(torch.float64) for t in _norms(self._before, 2)])
+            # (W_before - W_after has the update's singular values.)
+            self._pending_sv = {n.name: _singular_values(self._before[n.rank_i], *n.rank_shape)
+                                for n in self._nodes if n.rank_shape is not None}
+
+    # -- the step ------------------------------------------------------------------------
+
+    def step(self, loss=None):
+        """Measure and send this forward (after ``optimizer.step()``); returns its number."""
+        if self.closed:
+            raise WatchError("watch.step after watch.close")
+        if loss is not None:
+            if not isinstance(loss, torch.Tensor):
+                loss = torch.tensor(float(loss))
+            if loss.numel() != 1:
+                raise WatchError(f"watch.step(loss): a scalar loss, not one of shape "
+                                 f"{tuple(loss.shape)} (reduce it, e.g. loss.mean())")
+        forward = self.forward
+        if self._params_now is None:
+            self._measure_params()
+        pvec, gi, exact_p, exact_g, full = self._params_now
+        acts = {}
+        reading = {}  # each next weight's per-unit mean |w|, once per step
+        for node in self._nodes:
+            u = self._units.get(node.name)
+            if u is not None:
+                outgoing = None
+                if node.next_weight is not None:
+                    key = (id(node.next_weight), u["mean"].numel())
+                    if key not in reading:
+                        reading[key] = _outgoing_mean_abs(node.next_weight, key[1])
+                    outgoing = reading[key]
+                acts[node.name] = _finish_units(u, node.scale, outgoing)
+        parts = [pvec]
+        if self._pending is not None:
+            parts.append(self._pending)
+        parts += list(acts.values())
+        # Singular values: each [finite, σ…], in a fixed order the host reads back.
+        svs = []
+        for node in self._nodes:
+            for of, sv in (("grad", self._grad_sv.get(node.name) if full else None),
+                           ("feature", node.feature),
+                           ("update", self._pending_sv.get(node.name)
+                            if self._pending is not None else None)):
+                if sv is not None:
+                    svs.append((node.name, of, sv.numel()))
+                    parts.append(sv)
+        if loss is not None:
+            parts.append(loss.detach().reshape(1).to(torch.float64))
+        # The one copy to the host of this step.
+        host = torch.cat([t.reshape(-1).to(pvec.device) for t in parts]).cpu().tolist()
+        stats = self._stats(host, gi, exact_p, exact_g, full, acts, svs, loss is not None)
+        facts = self._facts()
+        tensors = self._whole_tensors() if self._keeping() else None
+        self._send(forward, loss, facts, stats, tensors)
+        self._units = {}
+        self._acts = {}
+        self._params_now = None
+        self._pending = None
+        self._start = None
+        for node in self._nodes:
+            node.calls, node.began, node.took, node.feature = 0, None, 0, None
+        self.forward += 1
+        return forward
+
+    def _stats(self, host, gi, pexact, gexact, full, acts, svs, has_loss):
+        P = len(self._param_list)
+        G = len(gi)
+        at = 0
+
+        def take(n):
+            nonlocal at
+            out = host[at:at + n]
+            at += n
+            return out
+
+        pl2, gl2 = take(P), take(G)
+        if full:
+            pl1, pmax, gl1, gz = take(P), take(P), take(G), take(G)
+        upd = take(P) if self._pending is not None else None
+        index = {id(p): i for i, p in enumerate(self._param_list)}
+        gpos = {i: k for k, i in enumerate(gi)}
+        stats = {}
+        new_prev = {}
+        for node in self._nodes:
+            row = {}
+            nan = nonfinite = 0
+            any_ = False
+            idx = [index[id(t)] for _, t in node.params]
+            if idx:
+                any_ = True
+                sq = l1 = 0.0
+                amax = -1.0
+                count = finite = 0
+                for i in idx:
+                    n = self._param_list[i].numel()
+                    count += n
+                    if i in pexact:
+                        e = pexact[i]
+                        sq += e["sq"]
+                        l1 += e["l1"]
+                        if e["finite"]:
+                            amax = max(amax, e["absmax"])
+                        finite += e["finite"]
+                        nan += e["nan"]
+                        nonfinite += n - e["finite"]
+                    else:
+                        sq += pl2[i] ** 2
+                        if full:
+                            l1 += pl1[i]
+                            if n:
+                                amax = max(amax, pmax[i])
+                        finite += n
+                if finite:
+                    row["param_norm"] = math.sqrt(sq)
+                    if full:
+                        row["param_absmax"] = amax
+                        row["param_mean_abs"] = l1 / finite
+                new_prev[node.name] = sq if not any(i in pexact for i in idx) else None
+                # The update that produced these parameters (the last optimizer step's).
+                before = self._update_host
+                if before is not None and self._prev_param_sq is not None:
+                    usq = sum(before[i] ** 2 for i in idx)
+                    prev = self._prev_param_sq.get(node.name)
+                    if math.isfinite(usq) and prev is not None and math.isfinite(prev):
+                        u = math.sqrt(usq)
+                        row["update_norm"] = u
+                        if prev > 0:
+                            row["update_ratio"] = u / math.sqrt(prev)
+            gidx = [i for i in idx if i in gpos]
+            if gidx:
+                any_ = True
+                sq = l1 = 0.0
+                count = finite = zeros = 0
+                for i in gidx:
+                    n = self._param_list[i].grad.numel()
+                    count += n
+                    if i in gexact:
+                        e = gexact[i]
+                        sq += e["sq"]
+                        l1 += e["l1"]
+                        finite += e["finite"]
+                        nan += e["nan"]
+                        nonfinite += n - e["finite"]
+                        zeros += e["zeros"]
+                    else:
+                        k = gpos[i]
+                        sq += gl2[k] ** 2
+                        if full:
+                            l1 += gl1[k]
+                            zeros += gz[k]
+                        finite += n
+                if finite:
+                    row["grad_norm"] = math.sqrt(sq)
+                    if full:
+                        row["grad_mean_abs"] = l1 / finite
+                if count and full:
+                    row["grad_zero_fraction"] = zeros / count
+            if node.name in acts:
+                a = dict(zip(_ACT_FIELDS, take(len(_ACT_FIELDS))))
+                total = a["total"]
+                if total > 0:
+                    any_ = True
+                    nan += a["nan"]
+                    nonfinite += total - a["finite"]
+                    if a["finite"] > 0:
+                        row["act_mean"] = a["sum"] / a["finite"]
+                    row["act_zero_fraction"] = a["zeros"] / total
+                    if a["live"] > 0:
+                        units = a["units"]
+                        row["act_var"] = a["act_var"]
+                        row["act_mean_sq"] = a["act_mean_sq"]
+                        row["units"] = units
+                        for name in ("dead", "dormant"):
+                            row[f"{name}_units"] = a[f"{name}_units"]
+                            row[f"{name}_unit_fraction"] = a[f"{name}_units"] / units
+                        if node.scale is not None:
+                            row["act_saturated_fraction"] = a["sat_entries"] / a["finite"]
+                            row["saturated_units"] = a["saturated_units"]
+                            row["saturated_unit_fraction"] = a["saturated_units"] / units
+                        if a["has_ignored"] > 0:
+                            row["ignored_units"] = a["ignored_units"]
+                            row["ignored_unit_fraction"] = a["ignored_units"] / units
+            if any_:
+                row["nan"] = float(nan)
+                row["inf"] = float(nonfinite - nan)
+                row["nonfinite"] = float(nonfinite)
+            if row:
+                stats[node.name] = row
+        ranks = {}
+        next_update_sv = {}
+        for name, of, n in svs:
+            vals = take(n)
+            if vals[0] != 1.0:
+                continue  # a non-finite entry: no singular values, as rank.rs
+            if of == "update":
+                node_i = self._node_index[name].rank_i
+                before = math.sqrt(pexact[node_i]["sq"]) if node_i in pexact else pl2[node_i]
+                # An update within rounding of the weights has no direction worth a rank.
+                if upd is not None and upd[node_i] > UPDATE_RANK_RESOLUTION * before:
+                    next_update_sv[name] = vals[1:]
+            else:
+                ranks[(name, of)] = vals[1:]
+        # In measure.rs's order: the update's (the step that produced these parameters), the
+        # gradient's (its rank_dims wins), the output's.
+        for node in self._nodes:
+            for of in ("update", "grad", "feature"):
+                sv = self._update_sv_host.get(node.name) if of == "update" \
+                    else ranks.get((node.name, of))
+                if sv is not None:
+                    stats.setdefault(node.name, {}).update(_rank_metrics(of, sv))
+        self._update_sv_host = next_update_sv
+        if has_loss:
+            v = take(1)[0]
+            stats["loss"] = {"loss": v, "nan": float(v != v),
+                             "inf": float(v == v and not math.isfinite(v)),
+                             "nonfinite": float(not math.isfinite(v))}
+        self._prev_param_sq = new_prev
+        self._update_host = upd
+        return stats
+
+    def _facts(self):
+        facts = []
+        origin = self._start
+        measured = "full" if self._measuring_acts() else "norms"
+        for node in self._nodes:
+            f = {"node": node.name, "kind": node.kind, "calls": node.calls, "measured": measured}
+            if node.began is not None and origin is not None:
+                f["began_us"] = int((node.began - origin) * 1e6)
+                f["took_us"] = int(node.took * 1e6)
+            else:
+                f["began_us"], f["took_us"] = 0, 0
+            if node.ndim is not None:
+                f["layout"] = layout(node.kind, node.ndim)
+            facts.append(f)
+        return facts
+
+    def _whole_tensors(self):
+        out = dict(self._acts)
+        for node in self._nodes:
+            for key, p in node.params:
+                out["param." + key] = p.detach()
+                if p.grad is not None:
+                    out["grad." + key] = p.grad.detach()
+        return out
+
+    def _send(self, forward, loss, facts, stats, tensors):
+        if not self._chan.enabled:
+            return
+        try:
+            self._chan.forward(forward, loss=loss, facts=facts, stats=stats, tensors=tensors,
+                               keep_all=True)
+        except OSError as e:
+            self._dead(e)
+
+    def _dead(self, e):
+        if not self._warned:
+            warnings.warn(f"somatize: the companion is gone ({e}); training goes on, unrecorded "
+                          "from here", RuntimeWarning, stacklevel=3)
+            self._warned = True
+        self._chan.close()
+
+    # -- the end -------------------------------------------------------------------------
+
+    def close(self, error=None):
+        """Stop watching: send the end (with ``error`` when training failed), wait for the
+        companion this started to write everything, remove the hooks."""
+        if self.closed:
+            return
+        self.closed = True
+        for h in self._handles:
+            h.remove()
+        self._handles = []
+        error = error if error is not None else self._error
+        if self._chan.enabled:
+            try:
+                self._chan.end(error=error)
+            except OSError as e:
+                self._dead(e)
+        self._chan.close()
+        if self._companion is not None:
+            self._companion.wait(quiet=error is not None or self._warned)
+        _live.discard(self)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, value, tb):
+        self.close(error=None if value is None else f"{kind.__name__}: {value}")
+        return False
+
+
+def _exact(t):
+    """A tensor's finite-only sums in float64 (the path taken when it holds a non-finite)."""
+    with torch.no_grad():
+        t = t.detach()
+        finite = torch.isfinite(t)
+        v = torch.where(finite, t.to(torch.float64), torch.zeros((), dtype=torch.float64,
+                                                                 device=t.device))
+        out = torch.stack([(v * v).sum(), v.abs().sum(), v.abs().max() if v.numel() else
+                           torch.zeros((), dtype=torch.float64, device=t.device),
+                           finite.sum().to(torch.float64), torch.isnan(t).sum().to(torch.float64),
+                           (t == 0).sum().to(torch.float64)]).cpu().tolist()
+    return dict(zip(("sq", "l1", "absmax", "finite", "nan", "zeros"), out))
+
+
+def watch(model, optimizer=None, store=None, run=None, **kw):
+    """Watch ``model`` (and the updates ``optimizer`` applies) into ``store``/``run``, or into
+    the channel of the ``somatize record`` this runs under. See ``Watch`` and the module doc;
+    keywords: ``every`` (full summaries every N steps, default 10; 0: never),
+    ``keep_tensors_every`` (default 0: never),
+    ``writer``, ``channel``, ``durable``."""
+    return Watch(model, optimizer, store, run, **kw)
+
+
+def probe(model, x, store, *, run=None):
+    """Record one forward of ``model`` on ``x``, never trained, as forward 0 of a new run
+    (named ``run``, default a fresh 16-hex-digit id) of ``store``: every node's parameters and
+    outputs measured as ``watch`` measures a full step. Returns the run's name."""
+    import secrets
+
+    run = run if run is not None else secrets.token_hex(8)
+    w = Watch(model, None, store, run, every=1)
+    try:
+        with torch.no_grad():
+            model(x)
+        w.step()
+    except BaseException as e:
+        w.close(error=f"{type(e).__name__}: {e}")
+        raise
+    w.close()
+    return run
+
+
+_live = weakref.WeakSet()
+_previous_hook = sys.excepthook
+
+
+def _excepthook(kind, value, tb):
+    for w in list(_live):
+        w._error = f"{kind.__name__}: {value}"
+    _previous_hook(kind, value, tb)
+
+
+sys.excepthook = _excepthook
+
+
+@atexit.register
+def _close_all():
+    for w in list(_live):
+        try:
+            w.close()
+        except Exception as e:  # noqa: BLE001 - never fail the interpreter's exit
+            warnings.warn(f"somatize: closing the watch at exit failed: {e}", RuntimeWarning)

@@ -1,0 +1,251 @@
+"""somatize.torch.watch end to end: the four lines write a run the CLI reads; the schedule;
+bad input is a clear exception; a dead companion never stops training; an exception marks
+the run broke; bf16 and repeated leaves; torch.compile'd models."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import pytest
+import torch
+
+import somatize.torch as st
+from somatize.health import diagnose, seen
+from somatize.record import curve, facts, forwards
+
+
+def mlp():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1))
+
+
+def train(model, opt, w, steps, dtype=torch.float32):
+    g = torch.Generator().manual_seed(0)
+    for _ in range(steps):
+        x = torch.randn(32, 8, generator=g, dtype=dtype)
+        loss = (model(x).float() ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        w.step(loss)
+    return loss
+
+
+def test_the_four_lines_write_a_run_the_cli_reads(tmp_path):
+    model = mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    w = st.watch(model, opt, store=tmp_path, run="tuesday", every=3)
+    loss = train(model, opt, w, 7)
+    w.close()
+    pts = curve(tmp_path, run="tuesday")
+    assert [f for f, _ in pts] == list(range(7))
+    assert pts[-1][1] == pytest.approx(loss.item(), rel=1e-6)
+    assert diagnose(tmp_path, run="tuesday") == {}
+    numbers = seen(tmp_path, run="tuesday")
+    assert numbers["0"]["kind"] == "Linear"
+    for metric in ("grad_norm", "param_norm", "update_ratio", "act_var", "units"):
+        assert metric in numbers["0"], metric
+    assert numbers["1"]["units"] == 16
+    # The schedule is in the facts: outputs summarised on forwards 0, 3 and 6 only.
+    kinds = {f: {x["node"]: x for x in facts(tmp_path, run="tuesday", forward=f)}
+             for f in range(7)}
+    assert [f for f in range(7) if kinds[f]["1"]["measured"] == "full"] == [0, 3, 6]
+    assert kinds[0]["1"]["layout"] == "ND"
+    assert len(forwards(tmp_path, run="tuesday")) == 7
+
+
+def test_a_context_manager_marks_an_exception_broke(tmp_path):
+    model = mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    with pytest.raises(RuntimeError, match="boom"):
+        with st.watch(model, opt, store=tmp_path, run="r") as w:
+            train(model, opt, w, 2)
+            raise RuntimeError("boom")
+    rows = forwards(tmp_path, run="r")
+    broke = [r for r in rows if r["broke"]]
+    assert [r["forward"] for r in broke] == [2], rows
+
+
+def test_a_script_dying_of_an_exception_marks_the_run_broke(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(textwrap.dedent(f"""
+        import sys, torch
+        sys.path[:0] = {sys.path!r}
+        import somatize.torch as st
+        model = torch.nn.Sequential(torch.nn.Linear(4, 4))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        w = st.watch(model, opt, store={str(tmp_path)!r}, run="dies")
+        for step in range(3):
+            loss = model(torch.randn(2, 4)).sum(); opt.zero_grad(); loss.backward(); opt.step()
+            w.step(loss)
+        raise ValueError("the data ran out")
+    """))
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         env={**os.environ})
+    assert out.returncode == 1 and "the data ran out" in out.stderr
+    rows = forwards(tmp_path, run="dies")
+    assert [r["forward"] for r in rows if r["broke"]] == [3]
+    assert [r["forward"] for r in rows if not r["broke"]] == [0, 1, 2]
+
+
+def test_bad_input_is_a_clear_exception(tmp_path):
+    with pytest.raises(st.WatchError, match="no parameters"):
+        st.watch(torch.nn.ReLU(), None, store=tmp_path, run="x")
+    with pytest.raises(st.WatchError, match="torch.nn.Module"):
+        st.watch("not a model", None, store=tmp_path, run="x")
+    with pytest.raises(st.WatchError, match="store=..., run=..."):
+        st.watch(mlp(), None)
+
+    class Bare(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.ones(3))
+
+    with pytest.raises(st.WatchError, match="no parameters in a submodule"):
+        with pytest.warns(RuntimeWarning, match="belong to the model itself"):
+            st.watch(Bare(), None, store=tmp_path, run="x")
+    model = mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    w = st.watch(model, opt, store=tmp_path, run="y")
+    out = model(torch.randn(4, 8))
+    loss = (out ** 2).mean()
+    loss.backward()
+    opt.step()
+    with pytest.raises(st.WatchError, match="scalar loss"):
+        w.step(out)
+    w.step(loss)
+    w.close()
+    with pytest.raises(st.WatchError, match="after watch.close"):
+        w.step(loss)
+
+
+def test_a_dead_companion_never_stops_training(tmp_path):
+    model = mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    w = st.watch(model, opt, store=tmp_path, run="dead")
+    train(model, opt, w, 2)
+    os.kill(w._companion.pid, signal.SIGKILL)
+    w._companion.process.wait()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        train(model, opt, w, 5)
+        w.close()
+    gone = [c for c in caught if "companion is gone" in str(c.message)]
+    assert len(gone) == 1, [str(c.message) for c in caught]
+
+
+def test_nonfinite_values_are_counted(tmp_path):
+    model = mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    w = st.watch(model, opt, store=tmp_path, run="nan", every=1)
+    train(model, opt, w, 1)
+    with torch.no_grad():
+        model[0].weight[0, 0] = float("nan")
+        model[0].weight[0, 1] = float("inf")
+    train(model, opt, w, 1)
+    w.close()
+    row = seen(tmp_path, run="nan", last=1)["0"]
+    assert row["nan"] >= 1 and row["inf"] >= 1
+    assert "NAN" in diagnose(tmp_path, run="nan").get("0", []) + \
+        [f for flags in diagnose(tmp_path, run="nan").values() for f in flags]
+
+
+def test_bf16_and_a_leaf_called_twice(tmp_path):
+    class Twice(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inp = torch.nn.Linear(8, 16)
+            self.act = torch.nn.Tanh()
+            self.mid = torch.nn.Linear(16, 16)
+            self.out = torch.nn.Linear(16, 1)
+
+        def forward(self, x):
+            h = self.act(self.inp(x))
+            return self.out(self.act(self.mid(h)))  # act runs twice
+
+    torch.manual_seed(0)
+    model = Twice().to(torch.bfloat16)
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    w = st.watch(model, opt, store=tmp_path, run="bf", every=1)
+    train(model, opt, w, 2, dtype=torch.bfloat16)
+    w.close()
+    numbers = seen(tmp_path, run="bf")
+    assert numbers["act"]["units"] == 16
+    assert 0 <= numbers["act"]["act_saturated_fraction"] <= 1
+    calls = {f["node"]: f["calls"] for f in facts(tmp_path, run="bf", forward=1) if "calls" in f}
+    assert calls["act"] == 2
+    assert numbers["inp"]["grad_norm"] > 0
+
+
+def test_the_merged_summaries_of_two_calls_are_those_of_both_outputs():
+    torch.manual_seed(0)
+    a, b = torch.randn(5, 3) * 3 + 1, torch.randn(7, 3)
+    one = st._merge(st._summarise_output(a, "Linear", None)[0],
+                    st._summarise_output(b, "Linear", None)[0])
+    both = st._summarise_output(torch.cat([a, b]), "Linear", None)[0]
+    for k in ("n", "mean", "m2", "sabs", "pos", "zeros"):
+        assert torch.allclose(one[k], both[k], rtol=1e-6), k
+
+
+def test_a_compiled_model_is_watched_on_its_original_modules(tmp_path):
+    model = mlp()
+    compiled = torch.compile(model, backend="eager")
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    w = st.watch(compiled, opt, store=tmp_path, run="c", every=1)
+    train(compiled, opt, w, 2)
+    w.close()
+    numbers = seen(tmp_path, run="c")
+    assert numbers["0"]["kind"] == "Linear" and "act_var" in numbers["1"]
+
+
+def test_a_distributed_rank_writes_as_its_rank(tmp_path):
+    import socket
+
+    import torch.distributed as dist
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0, world_size=1)
+    try:
+        model = mlp()
+        opt = torch.optim.SGD(model.parameters(), lr=0.05)
+        w = st.watch(model, opt, store=tmp_path, run="ddp")
+        train(model, opt, w, 2)
+        w.close()
+    finally:
+        dist.destroy_process_group()
+    assert {r["writer"] for r in forwards(tmp_path, run="ddp")} == {"rank0"}
+
+
+def test_autocast_outputs_are_measured_in_float32(tmp_path):
+    model = mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    w = st.watch(model, opt, store=tmp_path, run="amp", every=1)
+    for _ in range(2):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            out = model(torch.randn(32, 8))
+        loss = (out.float() ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        w.step(loss)
+    w.close()
+    numbers = seen(tmp_path, run="amp")
+    assert numbers["1"]["units"] == 16 and numbers["1"]["act_var"] > 0
+    assert numbers["0"]["update_ratio"] > 0
+
+
+def test_a_probe_records_one_forward_never_trained(tmp_path):
+    model = mlp()
+    before = [p.detach().clone() for p in model.parameters()]
+    run = st.probe(model, torch.randn(16, 8), tmp_path)
+    assert len(run) == 16 and int(run, 16) >= 0
+    assert [r["forward"] for r in forwards(tmp_path, run=run)] == [0]
+    numbers = seen(tmp_path, run=run)
+    assert "act_var" in numbers["1"] and "param_norm" in numbers["0"]
+    assert "grad_norm" not in numbers["0"]
+    assert all(torch.equal(a, b) for a, b in zip(before, model.parameters()))
