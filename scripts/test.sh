@@ -38,8 +38,9 @@ export SOMATIZE_VENV="${SOMATIZE_VENV:-$HOME/.cache/somatize/torch-venv}"
 ensure_venv() {
   local py="$SOMATIZE_VENV/bin/python"
   [ -x "$py" ] || python3 -m venv "$SOMATIZE_VENV"
-  "$py" -c 'import torch' 2>/dev/null ||
-    "$py" -m pip install -q torch --index-url https://download.pytorch.org/whl/cpu
+  # torch from PyPI (the only index reachable here; its wheel brings CUDA libraries, and runs
+  # on the CPU without a GPU): large, so the venv lives outside the repo and is reused.
+  "$py" -c 'import torch' 2>/dev/null || "$py" -m pip install -q torch
   "$py" -c 'import numpy, pytest' 2>/dev/null || "$py" -m pip install -q numpy pytest
   [ -x "$SOMATIZE_VENV/bin/maturin" ] || "$py" -m pip install -q "maturin>=1.5,<2"
 }
