@@ -67,8 +67,28 @@ def diagnose(binary, store, run):
     return parse_answer(p.stdout)
 
 
-def judge(label, rows, severe):
-    raised = sorted({f for _, f in rows})
+def shown(rows, faults):
+    """Every (node, flag) the answer raises: the faults' roots and what each folds under it
+    (a consequence is raised and shown, under its root: STALLED under VANISHING, the DEAD
+    units an overstep left). Without a `faults` list, the rows."""
+    if not faults:
+        return list(rows)
+    out = []
+    for fault in faults:
+        for f in [fault] + list(fault.get("folded") or []):
+            node, flag = f.get("node"), f.get("flag")
+            if not isinstance(node, str) or not isinstance(flag, str):
+                raise ValueError("diagnose --json: a fault without a node and a flag")
+            out.append((node, base(flag)))
+    return out
+
+
+def judge(label, rows, severe, faults=None):
+    """Score one answer against its label. A flag counts as raised when the answer shows it,
+    as a fault's root or folded under one; a forbidden flag folded under a root is wrongly
+    raised all the same. Rows are the faults (the roots)."""
+    findings = shown(rows, faults)
+    raised = sorted({f for _, f in findings})
     groups = [g.split("|") for g in label.get("must", [])]
     met = [any(f in raised for f in g) for g in groups]
     missing = ["|".join(g) for g, ok in zip(groups, met) if not ok]
@@ -77,7 +97,7 @@ def judge(label, rows, severe):
     located = None
     if where and groups:
         wanted = {f for g in groups for f in g}
-        located = any(n in where and f in wanted for n, f in rows)
+        located = any(n in where and f in wanted for n, f in findings)
     healthy = label["condition"] == "healthy"
     return {
         "condition": label["condition"],
@@ -147,8 +167,8 @@ def main():
         sys.exit("labels.json names no runs")
     results = {}
     for name, lab in labels.items():
-        rows, forwards, _faults = diagnose(args.bin, args.store, name)
-        r = judge(lab, rows, severe)
+        rows, forwards, faults = diagnose(args.bin, args.store, name)
+        r = judge(lab, rows, severe, faults)
         r["forwards"] = forwards
         r["answer"] = [list(x) for x in rows]
         results[name] = r

@@ -35,6 +35,17 @@ class ParseAnswer(unittest.TestCase):
         self.assertEqual(rows, [("fc1", "NAN")])
         self.assertEqual(len(faults), 1)
 
+    def test_what_a_fault_folds_is_raised_but_not_a_row(self):
+        faults = [{"node": "fc1", "flag": "VANISHING",
+                   "folded": [{"node": "fc1", "flag": "STALLED"}, {"node": "fc2", "flag": "DEAD_CHANNELS(4)"}]}]
+        rows, _, got = score.parse_answer(answer({"fc1": ["VANISHING"]}, faults=faults))
+        lab = {"condition": "vanishing", "must": ["VANISHING"], "must_not": ["STALLED"]}
+        r = score.judge(lab, rows, SEVERE, got)
+        self.assertEqual(r["raised"], ["DEAD_CHANNELS", "STALLED", "VANISHING"])
+        self.assertEqual(r["rows"], 1)
+        self.assertEqual(r["wrong"], ["STALLED"], "a forbidden flag folded under a root is still wrong")
+        self.assertFalse(r["right"])
+
     def test_malformed_answers_are_refused(self):
         for bad in ['{"run": "r"}', answer(["NAN"]), answer({"fc1": "NAN"}),
                     answer({"fc1": [3]})]:

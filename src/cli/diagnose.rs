@@ -183,6 +183,10 @@ pub fn print_diagnosis(h: &RunHealth, d: &Diagnosis, from: Option<&Path>) {
     };
     said("held only at the start, then went away", &j.transients);
     said("held for a while earlier, then went away", &j.passed);
+    said(
+        "held just before the first NaN/Inf, while the numbers blew up (not judged)",
+        &j.blowing_up,
+    );
 }
 
 pub fn seen(args: SeenArgs) -> Result<ExitCode, String> {

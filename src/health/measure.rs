@@ -499,6 +499,8 @@ fn unit_metrics(acc: &Units, saturating: bool, next: Option<&TypedTensor>, out: 
         Some(layer.mean_over_live(|u| layer.mean[u].powi(2))),
     );
     put(out, m::UNITS, Some(layer.units()));
+    let samples: u64 = acc.count.iter().sum();
+    put(out, m::UNIT_SAMPLES, Some(samples as f64 / layer.units()));
     let dead = layer.count_live(|u| (acc.positive[u] as f64 / layer.n[u]) < DEAD_ACTIVITY);
     layer.put_count(out, m::DEAD_UNITS, m::DEAD_UNIT_FRACTION, dead);
     let dormant = layer.dormant();

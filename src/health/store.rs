@@ -293,6 +293,7 @@ impl Diagnosis {
                 "last": j.judged.last(),
             },
             "nonfinite_at": j.nonfinite_at,
+            "blowing_up": j.blowing_up.iter().map(finding_json).collect::<Vec<_>>(),
             "thresholds": serde_json::to_value(AsJson(&self.thresholds)).unwrap_or(Value::Null),
         })
     }

@@ -62,7 +62,7 @@ const ABOUT: [About; 14] = [
         flag: "DEAD",
         means: "Most of this ReLU layer is off: more than the bound's share of its units are exactly zero on over 99 % of the inputs, so no gradient reaches them (GELU, SiLU, LeakyReLU units go dormant, not dead).",
         todo: "Lower the learning rate; use He initialisation; switch to LeakyReLU or GELU; add normalisation before the activation.",
-        bounds: &["dead_layer_fraction"],
+        bounds: &["dead_layer_fraction", "dead_min_samples"],
         sources: "SageMaker Debugger DeadRelu (threshold_inactivity 1 %, threshold_layer 50 %); CS231n neural-networks-1.",
     },
     About {
@@ -90,7 +90,7 @@ const ABOUT: [About; 14] = [
         flag: "DEAD_CHANNELS",
         means: "Part of the width does nothing: n units or channels of this ReLU layer (a tenth of its width or more) are active on under 1 % of the inputs.",
         todo: "Recycle them as ReDo does: re-initialise their incoming weights, zero their outgoing weights, reset their optimiser moments; or prune them.",
-        bounds: &["dead_channels_min", "dead_channels_fraction"],
+        bounds: &["dead_channels_min", "dead_channels_fraction", "dead_min_samples"],
         sources: "Dohare et al. 2024 (loss-of-plasticity post_run_analysis, f_c < 0.01); Sokar et al. 2023 ReDo (dopamine weight_recyclers).",
     },
     About {

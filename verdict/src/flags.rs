@@ -139,6 +139,23 @@ impl Verdict {
 
     /// Put the nodes in the order of `names` (declaration order); nodes not named go last,
     /// in the order they had.
+    /// Take back a flag of `kind` at `node` (a node left with none is no longer listed).
+    pub fn lower(&mut self, node: &str, kind: FlagKind) {
+        let Some(&i) = self.index.get(node) else {
+            return;
+        };
+        self.entries[i].1.retain(|f| f.kind != kind);
+        if self.entries[i].1.is_empty() {
+            self.entries.remove(i);
+            self.index = self
+                .entries
+                .iter()
+                .enumerate()
+                .map(|(i, (n, _))| (n.clone(), i))
+                .collect();
+        }
+    }
+
     pub fn order_by<'a>(&mut self, names: impl IntoIterator<Item = &'a str>) {
         let mut rank: HashMap<&str, usize> = HashMap::new();
         for (i, name) in names.into_iter().enumerate() {

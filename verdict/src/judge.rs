@@ -66,6 +66,20 @@ pub struct Judgement {
     pub judged: Vec<u64>,
     /// The first forward where a number stopped being one, if any.
     pub nonfinite_at: Option<u64>,
+    /// What held in the forwards right before it, while the numbers were blowing up, that
+    /// could not have caused it (DEAD, NARROWING, …): said, not raised.
+    pub blowing_up: Vec<Finding>,
+}
+
+/// The flags that can lead to a NaN or an Inf: what the head folds from the forwards before it.
+fn leads_to_nonfinite(kind: FlagKind) -> bool {
+    matches!(
+        kind,
+        FlagKind::Exploding
+            | FlagKind::Overstepping
+            | FlagKind::MissingNormalisation
+            | FlagKind::Inf
+    )
 }
 
 impl Judgement {
@@ -84,32 +98,39 @@ impl Judgement {
     }
 }
 
-/// Which flags a fault of `parent` explains when it started no later than them.
-fn explains(parent: FlagKind, child: FlagKind) -> bool {
+/// Where a fault explains another: anywhere in the network, or only at the nodes it holds at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    Anywhere,
+    SameNode,
+}
+
+/// Whether a fault of `parent` explains one of `child` (when it started no later), and where.
+fn explains(parent: FlagKind, child: FlagKind) -> Option<Scope> {
     use FlagKind::*;
-    matches!(
-        (parent, child),
-        (Vanishing, Stalled)
-            | (Vanishing, Narrowing)
-            | (Dead, Stalled)
-            | (Dead, DeadChannels)
-            | (Dead, IgnoredChannels)
-            | (Dead, Narrowing)
-            | (Dead, LosingPlasticity)
-            | (Dead, Vanishing)
-            | (DeadChannels, IgnoredChannels)
-            | (DeadChannels, LosingPlasticity)
-            | (Saturated, Stalled)
-            | (Saturated, Narrowing)
-            | (Saturated, IgnoredChannels)
-            | (Saturated, Vanishing)
-            | (Stalled, Narrowing)
-            | (Overstepping, IgnoredChannels)
-            | (Exploding, Overstepping)
-            | (Overstepping, Exploding)
-            | (MissingNormalisation, Exploding)
-            | (MissingNormalisation, Overstepping)
-    )
+    use Scope::*;
+    match (parent, child) {
+        // A gradient that vanished stops the update; a dead or saturated layer passes none.
+        (Vanishing, Stalled | Narrowing)
+        | (Dead, Stalled | DeadChannels | IgnoredChannels | Narrowing | LosingPlasticity | Vanishing)
+        | (DeadChannels, IgnoredChannels | LosingPlasticity)
+        | (Saturated, Stalled | Narrowing | IgnoredChannels | Vanishing)
+        | (Stalled, Narrowing)
+        // Steps too big (growing gradients, or updates the size of the weights) kill units,
+        // blow the signal up and collapse the rest.
+        | (
+            Exploding | Overstepping,
+            Dead | DeadChannels | IgnoredChannels | MissingNormalisation | Narrowing
+            | LosingPlasticity | Vanishing,
+        )
+        | (Exploding, Overstepping)
+        // Overstepping at the start is what a run that then blows up began with.
+        | (Overstepping, Exploding)
+        | (MissingNormalisation, Exploding | Overstepping) => Some(Anywhere),
+        // A layer that does not move keeps the gradient it is given: it grows there.
+        (Stalled, Exploding) => Some(SameNode),
+        _ => None,
+    }
 }
 
 /// The first forward with a NaN or an Inf, its index in `forwards`, and the nodes that have
@@ -326,12 +347,22 @@ pub fn judge(forwards: &[Forward], t: &Thresholds) -> Judgement {
             measured.last().is_some_and(|&i| judged[i].number <= s)
                 && numbers.last().is_some_and(|&l| l > s)
         });
-        if in_window >= need && !only_at_start {
+        // On how many of the last forwards measured it held in a row: one that holds now and
+        // has for a few forwards is the run's, however short the run.
+        let streak = pos
+            .iter()
+            .rev()
+            .zip((0..measured.len()).rev())
+            .take_while(|(p, want)| **p == *want)
+            .count();
+        let persistent = in_window >= need || streak as f64 >= t.persist_streak.max(1.0);
+        if persistent && !only_at_start {
             ongoing.push(finding);
-        } else if head.is_some() && pos.last().is_some_and(|p| p + 1 == measured.len()) {
+        } else if head.is_some() && streak > 0 {
             // Held on the last forward measured before the first NaN/Inf: what came before it.
             precursors.push(finding);
-        } else if start_limit.is_some_and(|s| finding.until <= s) {
+        } else if only_at_start || (streak == 0 && start_limit.is_some_and(|s| finding.until <= s))
+        {
             transients.push(finding);
         } else if persisted_somewhere(&pos, window, need) {
             passed.push(finding);
@@ -357,8 +388,33 @@ pub fn judge(forwards: &[Forward], t: &Thresholds) -> Judgement {
         }
     }
 
+    // A flag that held at the start or for a while and went away is still the root of a
+    // fault it explains that holds now (Adam's first steps overstep, the units they killed
+    // stay dead): it is promoted, and the fault is folded under it.
+    let mut promoted = Vec::new();
+    for pool in [&mut transients, &mut passed] {
+        let mut keep = Vec::new();
+        for f in pool.drain(..) {
+            let roots = ongoing.iter().any(|o| {
+                f.since <= o.since
+                    && match explains(f.flag.kind, o.flag.kind) {
+                        Some(Scope::Anywhere) => true,
+                        Some(Scope::SameNode) => f.node == o.node,
+                        None => false,
+                    }
+            });
+            if roots {
+                promoted.push(f);
+            } else {
+                keep.push(f);
+            }
+        }
+        *pool = keep;
+    }
+    ongoing.extend(promoted);
     let mut faults = group(ongoing, &rank);
     let mut verdict = Verdict::new();
+    let mut blowing_up = Vec::new();
     let nonfinite_at = head.as_ref().map(|(i, _)| forwards[*i].number);
     if let Some((i, broken)) = head {
         let f = &forwards[i];
@@ -375,7 +431,11 @@ pub fn judge(forwards: &[Forward], t: &Thresholds) -> Judgement {
             };
             let root = finding(&node, kind);
             let mut folded: Vec<Finding> = nodes.map(|(n, k)| finding(&n, k)).collect();
-            folded.append(&mut precursors);
+            let (causes, rest): (Vec<Finding>, Vec<Finding>) = precursors
+                .drain(..)
+                .partition(|f| leads_to_nonfinite(f.flag.kind));
+            folded.extend(causes);
+            blowing_up.extend(rest);
             // What started in the window before it came before it, and is folded under it.
             let recent = numbers
                 .len()
@@ -386,8 +446,13 @@ pub fn judge(forwards: &[Forward], t: &Thresholds) -> Judgement {
             let (before, rest): (Vec<Fault>, Vec<Fault>) =
                 faults.into_iter().partition(|x| x.root.since >= recent);
             for x in before {
-                folded.push(x.root);
-                folded.extend(x.folded);
+                for f in std::iter::once(x.root).chain(x.folded) {
+                    if leads_to_nonfinite(f.flag.kind) {
+                        folded.push(f);
+                    } else {
+                        blowing_up.push(f);
+                    }
+                }
             }
             faults = rest;
             faults.insert(0, Fault { root, folded });
@@ -404,6 +469,7 @@ pub fn judge(forwards: &[Forward], t: &Thresholds) -> Judgement {
         passed,
         judged: numbers,
         nonfinite_at,
+        blowing_up,
     }
 }
 
@@ -490,18 +556,28 @@ fn group(mut findings: Vec<Finding>, rank: &HashMap<&str, usize>) -> Vec<Fault> 
         }
     }
     // Fold consequences: each fault under the earliest-started fault that explains it.
+    let nodes_of = |f: &Fault| -> Vec<String> {
+        std::iter::once(&f.root)
+            .chain(f.folded.iter().filter(|x| x.flag.kind == f.root.flag.kind))
+            .map(|x| x.node.clone())
+            .collect()
+    };
     loop {
         let mut moved = false;
         for c in 0..faults.len() {
             let child = (faults[c].root.flag.kind, faults[c].root.since);
             let parent = (0..faults.len())
                 .filter(|&p| p != c)
-                .filter(|&p| explains(faults[p].root.flag.kind, child.0))
                 .filter(|&p| faults[p].root.since <= child.1)
+                .filter(|&p| match explains(faults[p].root.flag.kind, child.0) {
+                    Some(Scope::Anywhere) => true,
+                    Some(Scope::SameNode) => nodes_of(&faults[p]).contains(&faults[c].root.node),
+                    None => false,
+                })
                 // A pair that explain each other: the earlier is the parent; at a tie, the
                 // one listed first in FlagKind order.
                 .filter(|&p| {
-                    !explains(child.0, faults[p].root.flag.kind)
+                    explains(child.0, faults[p].root.flag.kind).is_none()
                         || (faults[p].root.since, faults[p].root.flag.kind) < (child.1, child.0)
                 })
                 .min_by_key(|&p| (faults[p].root.since, faults[p].root.flag.kind));
@@ -743,14 +819,90 @@ mod tests {
 
     #[test]
     fn the_window_is_a_threshold() {
-        // STALLED on the last 3 of 40: not the run's at the defaults, the run's with a window
-        // of 4 and a count of 3.
+        // STALLED on the last 2 of 40: not the run's at the defaults (2 of 10, 2 in a row),
+        // the run's with a window of 4 and a count of 2.
+        let fwd = run(40, |i| {
+            let r = if i >= 38 { 1e-9 } else { 1e-3 };
+            vec![NodeSeen::new("w", "Linear", [("update_ratio", r)])]
+        });
+        assert!(judge(&fwd, &Thresholds::default()).faults.is_empty());
+        let t = Thresholds::with([("persist_window", 4.0), ("persist_count", 2.0)]).unwrap();
+        assert_eq!(rows(&judge(&fwd, &t)), vec![row("w", "STALLED")]);
+        // Three in a row at the end is the run's at the defaults: it holds now.
         let fwd = run(40, |i| {
             let r = if i >= 37 { 1e-9 } else { 1e-3 };
             vec![NodeSeen::new("w", "Linear", [("update_ratio", r)])]
         });
-        assert!(judge(&fwd, &Thresholds::default()).faults.is_empty());
-        let t = Thresholds::with([("persist_window", 4.0), ("persist_count", 3.0)]).unwrap();
-        assert_eq!(rows(&judge(&fwd, &t)), vec![row("w", "STALLED")]);
+        assert_eq!(
+            rows(&judge(&fwd, &Thresholds::default())),
+            vec![row("w", "STALLED")]
+        );
+    }
+
+    #[test]
+    fn a_start_that_explains_what_holds_now_is_its_root() {
+        // Updates as big as the weights on the first two forwards only (Adam's first steps
+        // at a learning rate far too high), then a ReLU layer dead for the rest of the run:
+        // one fault, rooted at the overstepping, the dead layer folded under it.
+        let fwd = run(60, |i| {
+            vec![
+                NodeSeen::new(
+                    "fc",
+                    "Linear",
+                    [("update_ratio", if i < 2 { 5.0 } else { 0.01 })],
+                ),
+                NodeSeen::new(
+                    "relu",
+                    "ReLU",
+                    [
+                        ("dead_unit_fraction", if i < 3 { 0.0 } else { 0.9 }),
+                        ("unit_samples", 64.0),
+                    ],
+                ),
+            ]
+        });
+        let j = judge(&fwd, &Thresholds::default());
+        assert_eq!(rows(&j), vec![row("fc", "OVERSTEPPING")], "{:#?}", j.faults);
+        assert!(j.shows(Some("relu"), FlagKind::Dead));
+        assert!(j.transients.is_empty());
+        // Without the dead layer after it, the same start is only a transient.
+        let calm = run(60, |i| {
+            vec![NodeSeen::new(
+                "fc",
+                "Linear",
+                [("update_ratio", if i < 2 { 5.0 } else { 0.01 })],
+            )]
+        });
+        let j = judge(&calm, &Thresholds::default());
+        assert!(j.faults.is_empty());
+        assert_eq!(j.transients.len(), 1);
+    }
+
+    #[test]
+    fn a_frozen_layers_gradient_is_not_exploding() {
+        // fc2 never moves (STALLED) and its gradient grows over depth: a gradient too big to
+        // step on is no reading where nothing steps, so only STALLED is said.
+        let fwd = run(30, |_| {
+            vec![
+                NodeSeen::new(
+                    "fc1",
+                    "Linear",
+                    [("grad_norm", 0.1), ("update_ratio", 1e-2)],
+                ),
+                NodeSeen::new(
+                    "fc2",
+                    "Linear",
+                    [("grad_norm", 40.0), ("update_ratio", 0.0)],
+                ),
+                NodeSeen::new(
+                    "out",
+                    "Linear",
+                    [("grad_norm", 0.2), ("update_ratio", 1e-2)],
+                ),
+            ]
+        });
+        let j = judge(&fwd, &Thresholds::default());
+        assert_eq!(rows(&j), vec![row("fc2", "STALLED")], "{:#?}", j.faults);
+        assert!(!j.shows(None, FlagKind::Exploding), "{:#?}", j.faults);
     }
 }

@@ -57,6 +57,13 @@ pub fn verdict(seen: &[NodeSeen], t: &Thresholds) -> Verdict {
     }
     depth::gradient_shape(seen, t, &mut v);
     depth::missing_normalisation(seen, t, &mut v);
+    // A layer whose weights do not move keeps the gradient it is given: a large one there is
+    // not a gradient too big to step on (nothing steps).
+    for node in seen {
+        if v.has(&node.name, FlagKind::Stalled) {
+            v.lower(&node.name, FlagKind::Exploding);
+        }
+    }
     v.order_by(seen.iter().map(|n| n.name.as_str()));
     v
 }

@@ -29,6 +29,7 @@ pub const ACT_MEAN_SQ: &str = "act_mean_sq";
 pub const ACT_ZERO_FRACTION: &str = "act_zero_fraction";
 pub const ACT_SATURATED_FRACTION: &str = "act_saturated_fraction";
 pub const UNITS: &str = "units";
+pub const UNIT_SAMPLES: &str = "unit_samples";
 pub const DEAD_UNITS: &str = "dead_units";
 pub const DEAD_UNIT_FRACTION: &str = "dead_unit_fraction";
 pub const DORMANT_UNITS: &str = "dormant_units";
@@ -67,6 +68,7 @@ pub const VOCABULARY: &[Metric] = &[
     Metric { name: ACT_ZERO_FRACTION, meaning: "share of output entries exactly 0", used_by: &[] },
     Metric { name: ACT_SATURATED_FRACTION, meaning: "tanh/sigmoid-like kinds only: share of output entries past 0.97 on the tanh scale (|y| > 0.97; sigmoid |2y - 1| > 0.97)", used_by: &["SATURATED"] },
     Metric { name: UNITS, meaning: "the node's width: units (N,D) or channels (N,C,...) of its output", used_by: &["DEAD_CHANNELS", "IGNORED_CHANNELS"] },
+    Metric { name: UNIT_SAMPLES, meaning: "samples per unit of the node's output: its finite entries over its units (batch x positions)", used_by: &["DEAD", "DEAD_CHANNELS"] },
     Metric { name: DEAD_UNITS, meaning: "units whose activity frequency f_c (share of samples and positions with output > 0) is below 0.01", used_by: &["DEAD_CHANNELS"] },
     Metric { name: DEAD_UNIT_FRACTION, meaning: "dead_units / units", used_by: &["DEAD"] },
     Metric { name: DORMANT_UNITS, meaning: "units whose ReDo score mean|h_c| / mean_k mean|h_k| is at most 0.1", used_by: &[] },

@@ -36,8 +36,11 @@ pub fn node_flags(node: &NodeSeen, t: &Thresholds) -> Vec<Flag> {
         get(m::GRAD_MEAN_ABS).is_some_and(|g| g < t.vanishing_mean_abs),
         FlagKind::Vanishing,
     );
+    // Never active on a handful of samples says little: dead is judged on enough of them.
+    let enough = get(m::UNIT_SAMPLES).is_none_or(|n| n >= t.dead_min_samples);
     raise(
         class == KindClass::ReluLike
+            && enough
             && get(m::DEAD_UNIT_FRACTION).is_some_and(|f| f > t.dead_layer_fraction),
         FlagKind::Dead,
     );
@@ -57,7 +60,7 @@ pub fn node_flags(node: &NodeSeen, t: &Thresholds) -> Vec<Flag> {
         ratio.is_some_and(|r| r > t.overstepping_update_ratio),
         FlagKind::Overstepping,
     );
-    if class == KindClass::ReluLike {
+    if class == KindClass::ReluLike && enough {
         if let Some(n) = counted(
             node,
             m::DEAD_UNITS,
@@ -149,6 +152,20 @@ mod tests {
             ("ReLU6", &[("dead_unit_fraction", 0.9)], &["DEAD"]),
             (
                 "ReLU",
+                &[
+                    ("dead_unit_fraction", 0.9),
+                    ("dead_units", 9.0),
+                    ("unit_samples", 4.0),
+                ],
+                &[],
+            ),
+            (
+                "ReLU",
+                &[("dead_unit_fraction", 0.9), ("unit_samples", 32.0)],
+                &["DEAD"],
+            ),
+            (
+                "ReLU",
                 &[("dead_units", 3.0), ("dead_unit_fraction", 0.05)],
                 &[],
             ),
@@ -196,8 +213,8 @@ mod tests {
             ),
             ("Linear", &[("ignored_units", 0.0)], &[]),
             ("Linear", &[("ignored_units", -1.0)], &[]),
-            ("Linear", &[("cka", 0.9)], &["LEAKAGE"]),
-            ("Linear", &[("cka", 0.89)], &[]),
+            ("Linear", &[("cka", 0.4)], &["LEAKAGE"]),
+            ("Linear", &[("cka", 0.39)], &[]),
             (
                 "Linear",
                 &[("update_erank", 4.9), ("rank_dims", 100.0)],
@@ -317,7 +334,7 @@ mod tests {
                 &[("ignored_units", 2.0)],
                 &[],
             ),
-            ("leakage_cka", 0.5, "Linear", &[("cka", 0.6)], &["LEAKAGE"]),
+            ("leakage_cka", 0.7, "Linear", &[("cka", 0.6)], &[]),
             (
                 "narrowing_erank_fraction",
                 0.5,

@@ -117,6 +117,13 @@ bounds! {
             "an update as large as the weights it moves; CS231n calls ~1e-3 healthy and 1e-2 \
              still fine for a small net; SageMaker's published large_threshold is 10",
         );
+    dead_min_samples = 32.0,
+        "DEAD and DEAD_CHANNELS need at least this many samples per unit (unit_samples), when known",
+        Origin::Ours(
+            "a unit is dead when active on under 1 % of its samples; on a handful of samples, \
+             never active says little (a unit active on a tenth of the inputs is off on all of \
+             32 one time in thirty, on all of 4 two times in three)",
+        );
     dead_channels_min = 1.0,
         "DEAD_CHANNELS(n) when a ReLU-like node has at least this many dead_units",
         Origin::Ours("any dead channel is worth naming; no published count exists");
@@ -133,10 +140,13 @@ bounds! {
     ignored_channels_fraction = 0.1,
         "…and at least this share of the node's units",
         Origin::Ours("as dead_channels_fraction: a few low-utility units are what training leaves");
-    leakage_cka = 0.9,
-        "LEAKAGE when the linear CKA between two groups declared apart is at least this",
+    leakage_cka = 0.4,
+        "LEAKAGE when the debiased linear CKA between two groups declared apart is at least this",
         Origin::Ours(
-            "no published CKA leak bound; 1 is the same information up to rotation and scale",
+            "no published CKA leak bound; the debiased estimator reads about 0 on independent \
+             representations (|cka| < 0.25 on the benchmark's healthy two-branch runs) and 1 on \
+             the same information up to rotation and scale; two random ReLU maps of one input \
+             read 0.5-0.8",
         );
     narrowing_erank_fraction = 0.05,
         "NARROWING when update_erank (else grad_erank) over rank_dims is below this",
@@ -170,6 +180,9 @@ bounds! {
     persist_count = 5.0,
         "…this many of them",
         Origin::Ours("half the window, so a flag that flickers on and off still counts");
+    persist_streak = 3.0,
+        "…or on each of the last this many forwards judged: it holds now, however short the run",
+        Origin::Ours("three in a row is a trend, not a flicker");
     start_forwards = 20.0,
         "A flag that held only at forwards within this many of the first one judged, and not \
          in the last window, is a transient of the fresh initialisation, not the run's fault",
@@ -254,7 +267,12 @@ impl Thresholds {
 
 /// The bounds every flag is judged at (how long a flag must hold to be the run's), not one
 /// flag's own.
-pub const EVERY_FLAG: &[&str] = &["persist_window", "persist_count", "start_forwards"];
+pub const EVERY_FLAG: &[&str] = &[
+    "persist_window",
+    "persist_count",
+    "persist_streak",
+    "start_forwards",
+];
 
 /// The bound with this name, if there is one.
 pub fn bound(name: &str) -> Option<&'static Bound> {

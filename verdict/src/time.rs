@@ -1,4 +1,5 @@
-//! Rules over time: LOSING_PLASTICITY, from a node's history over the forwards looked at.
+//! Rules over time: LOSING_PLASTICITY, from a node's history over the forwards looked at, or
+//! the network's (Dohare et al. measure the three over the whole network).
 
 use crate::flags::{Flag, FlagKind, Verdict};
 use crate::metrics as m;
@@ -65,6 +66,62 @@ pub fn plasticity(forwards: &[Forward], t: &Thresholds, verdict: &mut Verdict) {
             verdict.raise(name, Flag::plain(FlagKind::LosingPlasticity));
         }
     }
+    // The network's readings, where no one node carries all three (a Linear carries the
+    // weights, the ReLU after it the dormant units and the features): mean |θ| over the
+    // nodes with parameters, the dormant share over the nodes that measure it, and the
+    // feature rank of the last hidden node (the last that measures both before the head).
+    if !verdict
+        .iter()
+        .any(|(_, f)| f.iter().any(|f| f.kind == FlagKind::LosingPlasticity))
+    {
+        let mut at: Option<&str> = None;
+        let mut net: Vec<Reading> = Vec::new();
+        for f in forwards {
+            if let Some((name, r)) = network_reading(f) {
+                at = Some(name);
+                net.push(r);
+            }
+        }
+        if let Some(name) = at {
+            if losing(&net, t) {
+                verdict.raise(name, Flag::plain(FlagKind::LosingPlasticity));
+            }
+        }
+    }
+}
+
+/// One forward's plasticity reading of the whole network, and the node it is named at (the
+/// last hidden node measuring the dormant share and the feature rank).
+fn network_reading(f: &Forward) -> Option<(&str, Reading)> {
+    let mean = |metric: &str| {
+        let v: Vec<f64> = f
+            .nodes
+            .iter()
+            .filter_map(|n| n.get(metric))
+            .filter(|v| v.is_finite())
+            .collect();
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    };
+    let hidden: Vec<&NodeSeen> = f
+        .nodes
+        .iter()
+        .filter(|n| n.get(m::DORMANT_UNIT_FRACTION).is_some() && n.get(m::FEATURE_ERANK).is_some())
+        .collect();
+    // The last is the head (the network's answer) when more than one measures them.
+    let last = match hidden.len() {
+        0 => return None,
+        1 => hidden[0],
+        k => hidden[k - 2],
+    };
+    let r = Reading {
+        param_mean_abs: mean(m::PARAM_MEAN_ABS)?,
+        dormant: mean(m::DORMANT_UNIT_FRACTION)?,
+        erank: last.get(m::FEATURE_ERANK)?,
+    };
+    [r.param_mean_abs, r.dormant, r.erank]
+        .iter()
+        .all(|v| v.is_finite())
+        .then_some((last.name.as_str(), r))
 }
 
 #[cfg(test)]
@@ -144,6 +201,41 @@ mod tests {
         for (what, points, want) in cases {
             assert_eq!(raised(&run(points), &t), *want, "{what}: {points:?}");
         }
+    }
+
+    #[test]
+    fn the_network_loses_plasticity_when_no_one_node_carries_all_three() {
+        // fc carries the weights, relu the dormant units and the features, out is the head.
+        let forwards: Vec<Forward> = [(0.10, 0.0, 40.0), (0.13, 0.1, 35.0), (0.16, 0.3, 25.0)]
+            .iter()
+            .enumerate()
+            .map(|(i, &(p, d, e))| Forward {
+                number: i as u64,
+                nodes: vec![
+                    NodeSeen::new("fc", "Linear", [("param_mean_abs", p)]),
+                    NodeSeen::new(
+                        "relu",
+                        "ReLU",
+                        [("dormant_unit_fraction", d), ("feature_erank", e)],
+                    ),
+                    NodeSeen::new(
+                        "out",
+                        "Linear",
+                        [
+                            ("param_mean_abs", p),
+                            ("dormant_unit_fraction", 0.0),
+                            ("feature_erank", 3.0),
+                        ],
+                    ),
+                ],
+            })
+            .collect();
+        let mut v = Verdict::new();
+        plasticity(&forwards, &Thresholds::default(), &mut v);
+        assert_eq!(
+            v.to_names(),
+            vec![("relu".to_string(), vec!["LOSING_PLASTICITY".to_string()])]
+        );
     }
 
     #[test]
