@@ -848,8 +848,14 @@ def main():
     ap.add_argument("--reimport", action="store_true",
                     help="re-import the cached dumps without training")
     ap.add_argument("--list", action="store_true", help="print the run names and stop")
+    ap.add_argument("--seed-offset", type=int, default=0,
+                    help="add this to every run's seed: a fresh corpus of the same runs, to check "
+                         "that the verdict was not fitted to the committed seeds (write it with "
+                         "--store/--dumps/--labels elsewhere)")
     args = ap.parse_args()
     all_runs = runs()
+    for r in all_runs:
+        r["seed"] += args.seed_offset
     if args.list:
         for r in all_runs:
             print(r["name"])
