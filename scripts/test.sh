@@ -62,6 +62,10 @@ count() {
     native|main-job|wasm-*) passed=$(grep -Eo 'test result: ok\. [0-9]+ passed' "$log" | awk '{s+=$4} END {print s+0}') ;;
     node|browser) passed=$(grep -Eo '^# pass [0-9]+' "$log" | awk '{s+=$3} END {print s+0}') ;;
     notebook) passed=$(grep -Eo '^Ran [0-9]+ test' "$log" | awk '{s+=$2} END {print s+0}') ;;
+    verdict)
+      # unittest's "Ran N tests" and check_regen's "N passed, 0 failed".
+      passed=$( (grep -Eo '^Ran [0-9]+ test' "$log" | awk '{print $2}';
+        grep -Eo '^[0-9]+ passed, 0 failed' "$log" | awk '{print $1}') | awk '{s+=$1} END {print s+0}') ;;
     python)
       # pytest's closing line: "N passed[, M skipped…] in T s"; a skip fails the layer.
       local closing
@@ -117,6 +121,15 @@ main_job() {
   SOMATIZE_BIN="$PWD/target/release/somatize" cargo test --test demo_command -- --ignored
 }
 layer main-job main_job
+# The verdict's yardstick (docs/verdict-benchmark.md): the scorer's own tests, the generator
+# regenerating three runs bit for bit with torch, then the committed corpus scored (its last
+# line is the figure; a benchmark, so the figure never fails the layer, only scoring can).
+verdict_bench() {
+  python3 -m unittest bench/verdict/test_score.py || return 1
+  "$SOMATIZE_VENV/bin/python" bench/verdict/check_regen.py --bin "$PWD/target/release/somatize" || return 1
+  scripts/bench-verdict.sh
+}
+layer verdict verdict_bench
 step "build the npm package"
 scripts/build-wasm.sh
 layer wasm-node wasm_tests

@@ -81,8 +81,22 @@ test("the flags table lists one row per fault, as the CLI prints them", async ()
   // The diagnosis (the faults' roots) keeps the nodes' declaration order (fc1, relu, fc2).
   const flagged = ["fc1", "relu", "fc2"].filter((n) => shown.some(([m]) => m === n));
   assert.deepEqual(shown.map(([n, f]) => [n, f]).sort(), [["fc1", "OVERSTEPPING"], ["relu", "DEAD"]]);
-  const folded = (await node.alerts({ run, thresholds: BOUNDS }))[0].folded;
-  assert.ok(folded.some((f) => f.startsWith("OVERSTEPPING at fc2")), `${folded}`);
+  const alerts = await node.alerts({ run, thresholds: BOUNDS });
+  const over = alerts.find((a) => a.flag === "OVERSTEPPING");
+  assert.ok(over.folded.some((f) => f.startsWith("OVERSTEPPING at fc2")), `${over.folded}`);
+  // How sure and what it explains are on the page, as the package says them.
+  const cells = await page.evaluate(() => {
+    const cols = [...document.querySelectorAll("#flags-table thead th")].map((th) => th.textContent);
+    return [...document.querySelectorAll("#flags-table tbody tr")].map((tr) => ({
+      flag: tr.children[cols.indexOf("Flag")].textContent,
+      sure: tr.children[cols.indexOf("Taken on")].textContent,
+      explains: tr.children[cols.indexOf("Explains")].textContent,
+    }));
+  });
+  const row = cells.find((c) => c.flag === "OVERSTEPPING");
+  assert.match(row.sure, new RegExp(`held on ${over.window[0]} of the last ${over.window[1]} forwards measured`));
+  assert.match(row.sure, /update_ratio/, "the evidence names the metric it was taken on");
+  assert.match(row.explains, /OVERSTEPPING at fc2/);
   const json = JSON.parse(somatize("diagnose", s.store, "--run", run, "--thresholds", boundsFile, "--json"));
   assert.deepEqual(Object.keys(json.diagnosis), flagged, "diagnose --json writes its nodes in that order too");
   assert.deepEqual(Object.keys((await node.diagnose({ run, thresholds: BOUNDS })).diagnosis), flagged, "and so does the package");
