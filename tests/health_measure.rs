@@ -515,13 +515,17 @@ fn measured_nodes_feed_the_verdict() {
             metrics: relu,
         },
     ];
-    let got = verdict(&seen, &Thresholds::default()).to_names();
+    // Two samples per unit say little of a unit that is never on: nothing at the defaults.
+    assert_eq!(seen[1].metrics.get("unit_samples"), Some(&2.0));
+    assert!(verdict(&seen, &Thresholds::default()).is_empty());
+    let few = Thresholds::with([("dead_min_samples", 2.0)]).unwrap();
+    let got = verdict(&seen, &few).to_names();
     let want = vec![(
         "relu".to_string(),
         vec!["DEAD".to_string(), "DEAD_CHANNELS(3)".to_string()],
     )];
     assert_eq!(got, want);
-    let t = Thresholds::with([("dead_layer_fraction", 0.75)]).unwrap();
+    let t = Thresholds::with([("dead_layer_fraction", 0.75), ("dead_min_samples", 2.0)]).unwrap();
     let got = verdict(&seen, &t).to_names();
     assert_eq!(
         got,

@@ -22,20 +22,31 @@ const DECLARED: [(&str, &str); 4] = [
     ("mid", "Linear"),
 ];
 
-/// Record `forwards` forwards of `run`, every node with one NaN (so each raises NAN), the
-/// facts in declaration order; with `graph`, the graph declares the order too.
+/// Record six forwards of `run`, each node raising a flag of its own kind from a forward of
+/// its own (zeta STALLED from 0, alpha DEAD from 1, 10 OVERSTEPPING from 2, mid LEAKAGE from
+/// 3: four faults, none started before one it explains, so none folds another), the facts in
+/// declaration order; with `graph`, the graph declares the order too.
 fn record(root: &Path, run: &str, graph: bool) {
     if graph {
         write_graph(root, run, &Graph::of(DECLARED)).expect("write graph.json");
     }
     let mut rec = Recorder::new(root, run).expect("a recorder");
-    for forward in 0..3u64 {
+    for forward in 0..6u64 {
         let mut stats = NodeStats::new();
         // Stats rows are a sorted map on purpose: the order must come from the graph or facts.
-        for (name, _) in DECLARED {
+        for (i, (name, _)) in DECLARED.iter().enumerate() {
+            let on = forward >= i as u64;
             let row = stats.entry(name.to_string()).or_default();
-            row.insert("nan".into(), Num(1.0));
             row.insert("grad_norm".into(), Num(forward as f64 + 1.0));
+            match i {
+                0 => row.insert("update_ratio".into(), Num(if on { 0.0 } else { 1e-3 })),
+                1 => {
+                    row.insert("unit_samples".into(), Num(64.0));
+                    row.insert("dead_unit_fraction".into(), Num(if on { 0.9 } else { 0.0 }))
+                }
+                2 => row.insert("update_ratio".into(), Num(if on { 5.0 } else { 1e-3 })),
+                _ => row.insert("cka".into(), Num(if on { 1.0 } else { 0.0 })),
+            };
         }
         let facts = DECLARED.iter().map(|(n, k)| Fact::new(*n, *k)).collect();
         rec.record(&ForwardRecord {

@@ -230,7 +230,10 @@ fn a_report_is_self_contained_and_holds_the_runs_snapshot() {
     );
     let about: serde_json::Value = serde_json::from_str(block(&html, "somatize-report")).unwrap();
     assert_eq!(about["run"], "healthy");
-    assert_eq!(about["forwards"], 3, "steps 0, 10 and 19");
+    assert_eq!(
+        about["forwards"], 20,
+        "a forward per step; activations at 0, 10 and 19"
+    );
     let wasm = unbase64(block(&html, "somatize-wasm").trim());
     assert_eq!(
         wasm,

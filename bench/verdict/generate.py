@@ -852,6 +852,9 @@ def main():
                     help="add this to every run's seed: a fresh corpus of the same runs, to check "
                          "that the verdict was not fitted to the committed seeds (write it with "
                          "--store/--dumps/--labels elsewhere)")
+    ap.add_argument("--drop-unbuilt", action="store_true",
+                    help="leave out (unlabelled) a run that does not behave as built instead of "
+                         "stopping; for a fresh-seed corpus, never for the committed one")
     args = ap.parse_args()
     all_runs = runs()
     for r in all_runs:
@@ -888,7 +891,16 @@ def main():
         if failed:
             for name, why in failed:
                 print(f"NOT AS BUILT {why}", file=sys.stderr)
-            sys.exit(f"{len(failed)} runs did not behave as built; nothing imported")
+            if not args.drop_unbuilt:
+                sys.exit(f"{len(failed)} runs did not behave as built; nothing imported")
+            # A fresh-seed corpus: a run that did not fail (or train) as built has no label.
+            gone = {name for name, _ in failed}
+            chosen = [r for r in chosen if r["name"] not in gone]
+            all_runs = [r for r in all_runs if r["name"] not in gone]
+            for name in gone:
+                labels.pop(name, None)
+            print(f"dropped {len(gone)} runs that did not behave as built: "
+                  f"{', '.join(sorted(gone))}", file=sys.stderr)
     write_labels(args.labels, labels, all_runs)
     if not os.path.exists(binary):
         sys.exit(f"{binary}: no somatize binary to import with (cargo build --release), "

@@ -113,7 +113,7 @@ pub fn is_channel_first(kind: &str) -> bool {
 pub fn is_elementwise(kind: &str) -> bool {
     matches!(
         classify(kind),
-        KindClass::ReluLike | KindClass::TanhLike | KindClass::SigmoidLike
+        KindClass::ReluLike | KindClass::SoftRelu | KindClass::TanhLike | KindClass::SigmoidLike
     ) || ELEMENTWISE.contains(&normal(kind).as_str())
 }
 
