@@ -89,7 +89,7 @@ pub fn diagnose(args: DiagnoseArgs) -> Result<ExitCode, String> {
     }
     if args.json {
         let text = serde_json::to_string_pretty(&d.to_json()).map_err(|e| e.to_string())?;
-        println!("{text}");
+        outln!("{text}");
     } else {
         print_diagnosis(&h, &d, args.thresholds.as_deref());
     }
@@ -114,14 +114,14 @@ pub fn print_diagnosis(h: &RunHealth, d: &Diagnosis, from: Option<&Path>) {
         (Some(a), Some(b)) => format!("forwards {a}..{b}"),
         _ => "no forward".into(),
     };
-    println!(
+    outln!(
         "run {}: {} forwards judged ({span}) at {at}",
         d.run,
         d.forwards.len()
     );
     let alerts = h.alerts(d);
     if alerts.is_empty() {
-        println!("  no flag raised: no measured number crossed a bound (`somatize seen` says what was measured)");
+        outln!("  no flag raised: no measured number crossed a bound (`somatize seen` says what was measured)");
         return;
     }
     let nw = alerts
@@ -136,14 +136,19 @@ pub fn print_diagnosis(h: &RunHealth, d: &Diagnosis, from: Option<&Path>) {
         .max()
         .unwrap_or(4)
         .max(4);
-    println!(
+    outln!(
         "  {:<nw$}  {:<fw$}  {:>5}  what to do",
-        "node", "flag", "since"
+        "node",
+        "flag",
+        "since"
     );
     for a in alerts {
-        println!(
+        outln!(
             "  {:<nw$}  {:<fw$}  {:>5}  {}",
-            a.node, a.flag, a.first_forward, a.advice
+            a.node,
+            a.flag,
+            a.first_forward,
+            a.advice
         );
     }
 }
@@ -154,20 +159,20 @@ pub fn seen(args: SeenArgs) -> Result<ExitCode, String> {
     if args.json {
         let out = crate::health::json::seen_json(&seen);
         let text = serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?;
-        println!("{text}");
+        outln!("{text}");
         return Ok(ExitCode::SUCCESS);
     }
     let last = h.forwards.last().map_or(0, |f| f.number);
-    println!(
+    outln!(
         "run {}: the latest of each metric over {} forwards (last {last})",
         h.run,
         h.forwards.len()
     );
     for n in &seen {
         let kind = if n.kind.is_empty() { "-" } else { &n.kind };
-        println!("{} ({kind})", n.name);
+        outln!("{} ({kind})", n.name);
         for (k, v) in &n.metrics {
-            println!("    {k:<24} {v:.6e}");
+            outln!("    {k:<24} {v:.6e}");
         }
     }
     Ok(ExitCode::SUCCESS)
