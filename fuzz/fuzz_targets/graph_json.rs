@@ -2,9 +2,6 @@
 //! verdict read it.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
-use somatize::health::record::Graph;
+mod bodies;
 
-fuzz_target!(|data: &[u8]| {
-    let _ = Graph::parse(data, "graph.json");
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| bodies::graph_json(data));

@@ -1,22 +1,6 @@
-//! The safetensors header: its length prefix and JSON (`tensor::safetensors`), then the file
-//! read whole.
+//! The safetensors header: its length prefix and JSON (`tensor::safetensors`), then the file.
 #![no_main]
 
-mod common;
+mod bodies;
 
-use libfuzzer_sys::fuzz_target;
-use somatize::tensor::safetensors;
-
-fuzz_target!(|data: &[u8]| {
-    let total = data.len() as u64;
-    if let Ok(n) = safetensors::header_len(data, total) {
-        if let Some(json) = usize::try_from(n)
-            .ok()
-            .and_then(|n| data.get(8..8usize.checked_add(n)?))
-        {
-            let _ = safetensors::parse(json, total);
-        }
-    }
-    let _ = safetensors::parse(data, total);
-    common::read_all("fuzz.safetensors", data);
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| bodies::safetensors_header(data));
