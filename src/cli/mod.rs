@@ -1,6 +1,6 @@
 //! The native command line: argument parsing and dispatch to one module per command.
 
-/// `println!` for every command: a closed stdout pipe ends the process quietly (see
+/// `println!` for every command: after a closed stdout pipe the text is dropped quietly (see
 /// [`output`]).
 macro_rules! outln {
     () => {
@@ -11,7 +11,8 @@ macro_rules! outln {
     };
 }
 
-/// `print!` for every command: a closed stdout pipe ends the process quietly (see [`output`]).
+/// `print!` for every command: after a closed stdout pipe the text is dropped quietly (see
+/// [`output`]).
 macro_rules! out {
     ($($arg:tt)*) => {
         $crate::cli::output::print(format_args!($($arg)*))

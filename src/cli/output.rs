@@ -1,31 +1,40 @@
 //! Standard output for every command: when the reader goes away (`somatize seen S --run R |
-//! head -1`), the process ends quietly with status 0 instead of panicking.
+//! head -1`), the rest of the output is dropped quietly and the command ends as it would have,
+//! with its own exit status (0 for the listings), instead of panicking.
 //!
 //! Why a writer and not `SIGPIPE` reset to its default: the default signal would also kill
-//! `somatize record` when its training command closes a pipe, and `serve` when a browser drops
-//! a connection; it needs `unsafe` libc calls, and does nothing on Windows. Why status 0 and
-//! not 141 (a shell's code for death by SIGPIPE): the reader took what it wanted, and a
-//! pipeline under `set -o pipefail` should not fail because `head` stopped reading. Every
+//! `somatize record` when its training command closes a pipe and `serve` when a browser drops
+//! a connection, and cut `import` or `demo` short in the middle of writing a store; it needs
+//! `unsafe` libc calls, and does nothing on Windows. Why not 141 (a shell's code for death by
+//! SIGPIPE): the reader took what it wanted, and a pipeline under `set -o pipefail` should not
+//! fail because `head` stopped reading, while `diagnose --fail-on` keeps its status 1. Every
 //! command prints through [`outln!`]/[`out!`] (defined in `cli/mod.rs`) or [`stdout`].
 
 use std::fmt;
 use std::io::{self, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 
-/// End the process quietly: the reader of stdout has gone, there is no one to tell.
-fn closed() -> ! {
-    std::process::exit(0)
+/// Set once stdout's reader has gone: everything written after is dropped.
+static CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Whether the reader of stdout has gone (a write met a closed pipe).
+pub fn closed() -> bool {
+    CLOSED.load(Ordering::Relaxed)
 }
 
-/// Pass a write's result on, ending the process quietly when stdout's pipe is closed.
-fn quiet<T>(result: io::Result<T>) -> io::Result<T> {
+/// A write's result, with a closed pipe turned into success (and remembered).
+fn quiet<T>(result: io::Result<T>, instead: T) -> io::Result<T> {
     match result {
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => closed(),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+            CLOSED.store(true, Ordering::Relaxed);
+            Ok(instead)
+        }
         other => other,
     }
 }
 
-/// Buffered stdout whose writes end the process quietly on a closed pipe; other write errors
-/// are returned.
+/// Buffered stdout that drops what is written once the pipe is closed; other write errors are
+/// returned.
 pub struct Stdout(io::BufWriter<io::StdoutLock<'static>>);
 
 /// Stdout for a command writing much (tables, JSON): buffered, locked, quiet on a closed pipe.
@@ -35,28 +44,28 @@ pub fn stdout() -> Stdout {
 
 impl Write for Stdout {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        quiet(self.0.write(buf))
+        if closed() {
+            return Ok(buf.len());
+        }
+        quiet(self.0.write(buf), buf.len())
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        quiet(self.0.flush())
+        if closed() {
+            return Ok(());
+        }
+        quiet(self.0.flush(), ())
     }
 }
 
-impl Drop for Stdout {
-    fn drop(&mut self) {
-        // BufWriter's own drop would swallow a closed pipe and any other error; flush here so
-        // a closed pipe still ends quietly. An error other than a closed pipe is reported
-        // where it is known, by the caller's explicit `flush`.
-        let _ = self.flush();
-    }
-}
-
-/// What `print!` does, but a closed pipe ends the process quietly (status 0), and any other
-/// write error ends it with status 2 and a message on stderr instead of a panic.
+/// What `print!` does, but once the pipe is closed the text is dropped, and any other write
+/// error ends the process with status 2 and a message on stderr instead of a panic.
 pub fn print(args: fmt::Arguments<'_>) {
+    if closed() {
+        return;
+    }
     let mut out = io::stdout().lock();
-    if let Err(e) = quiet(out.write_fmt(args).and_then(|()| out.flush())) {
+    if let Err(e) = quiet(out.write_fmt(args).and_then(|()| out.flush()), ()) {
         eprintln!("somatize: cannot write to stdout: {e}");
         std::process::exit(2);
     }
