@@ -1,7 +1,7 @@
 //! `somatize serve`: the page, the package and a store over HTTP on 127.0.0.1, with ranges,
 //! and nothing outside those folders reachable.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -73,54 +73,86 @@ fn start(assets: &Path, store: &Path) -> Server {
     Server(child, addr)
 }
 
-/// Send a raw request; the status line, the headers and the body.
+/// Read one response from a kept-alive connection: the status line, the headers and the
+/// body (`Content-Length` bytes; none for a HEAD).
+fn read_response(s: &mut impl BufRead, head_only: bool) -> (String, String, Vec<u8>) {
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        assert!(s.read_line(&mut line).unwrap() > 0, "closed after {head:?}");
+        if line == "\r\n" {
+            break;
+        }
+        head.push_str(&line);
+    }
+    let (status, headers) = head.split_once("\r\n").unwrap_or((&head, ""));
+    let len: usize = headers
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("content-length")
+                .then(|| v.trim().parse().unwrap())
+        })
+        .unwrap_or(0);
+    let mut body = vec![0; if head_only { 0 } else { len }];
+    s.read_exact(&mut body).unwrap();
+    (status.to_string(), headers.to_string(), body)
+}
+
+/// Send a raw request on a new connection; the status line, the headers and the body.
 fn get(server: &Server, request: &str) -> (String, String, Vec<u8>) {
     let mut s = TcpStream::connect(&server.1).unwrap();
     s.write_all(request.as_bytes()).unwrap();
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw).unwrap();
-    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
-    let head = String::from_utf8(raw[..split].to_vec()).unwrap();
-    let (status, headers) = head.split_once("\r\n").unwrap_or((&head, ""));
-    (
-        status.to_string(),
-        headers.to_string(),
-        raw[split + 4..].to_vec(),
-    )
+    read_response(&mut BufReader::new(s), request.starts_with("HEAD "))
 }
 
-fn req(method: &str, path: &str, extra: &str) -> String {
-    format!("{method} {path} HTTP/1.1\r\nHost: x\r\n{extra}\r\n")
+/// A request as a browser on this server's own page sends it.
+fn req(server: &Server, method: &str, path: &str, extra: &str) -> String {
+    format!(
+        "{method} {path} HTTP/1.1\r\nHost: {}\r\n{extra}\r\n",
+        server.1
+    )
 }
 
 #[test]
 fn serves_the_page_the_package_and_the_store_with_ranges() {
     let (assets, store) = site();
     let server = start(&assets, &store);
-    let (status, headers, _) = get(&server, &req("GET", "/", ""));
+    let (status, headers, _) = get(&server, &req(&server, "GET", "/", ""));
     assert!(status.contains("302"), "{status}");
     assert!(
         headers.contains("Location: /www/index.html?store=/store/&live=1"),
         "{headers}"
     );
-    let (status, headers, body) = get(&server, &req("GET", "/www/index.html", ""));
+    let (status, headers, body) = get(&server, &req(&server, "GET", "/www/index.html", ""));
     assert!(
         status.contains("200") && headers.contains("text/html"),
         "{status} {headers}"
     );
     assert!(body.starts_with(b"<!doctype html>"));
-    let (status, headers, _) = get(&server, &req("GET", "/pkg/wasm/somatize_bg.wasm", ""));
+    let (status, headers, _) = get(
+        &server,
+        &req(&server, "GET", "/pkg/wasm/somatize_bg.wasm", ""),
+    );
     assert!(
         status.contains("200") && headers.contains("application/wasm"),
         "{headers}"
     );
     let format = std::fs::read(store.join("somatize-store.json")).unwrap();
-    let (status, _, body) = get(&server, &req("GET", "/store/somatize-store.json", ""));
+    let (status, _, body) = get(
+        &server,
+        &req(&server, "GET", "/store/somatize-store.json", ""),
+    );
     assert!(status.contains("200"));
     assert_eq!(body, format);
     let (status, headers, body) = get(
         &server,
-        &req("GET", "/store/somatize-store.json", "Range: bytes=2-5\r\n"),
+        &req(
+            &server,
+            "GET",
+            "/store/somatize-store.json",
+            "Range: bytes=2-5\r\n",
+        ),
     );
     assert!(status.contains("206"), "{status}");
     assert!(
@@ -128,7 +160,10 @@ fn serves_the_page_the_package_and_the_store_with_ranges() {
         "{headers}"
     );
     assert_eq!(body, &format[2..6]);
-    let (status, _, body) = get(&server, &req("HEAD", "/store/somatize-store.json", ""));
+    let (status, _, body) = get(
+        &server,
+        &req(&server, "HEAD", "/store/somatize-store.json", ""),
+    );
     assert!(status.contains("200") && body.is_empty());
 }
 
@@ -137,14 +172,15 @@ fn nothing_outside_the_served_folders_is_reachable() {
     let (assets, store) = site();
     let server = start(&assets, &store);
     for (got, want) in [
-        (req("GET", "/secret.txt", ""), "404"),
-        (req("GET", "/store/../secret.txt", ""), "404"),
-        (req("GET", "/www/%2e%2e/secret.txt", ""), "404"),
-        (req("GET", "/store//etc/passwd", ""), "404"),
-        (req("GET", "/www/%zz", ""), "400"),
-        (req("POST", "/www/index.html", ""), "405"),
+        (req(&server, "GET", "/secret.txt", ""), "404"),
+        (req(&server, "GET", "/store/../secret.txt", ""), "404"),
+        (req(&server, "GET", "/www/%2e%2e/secret.txt", ""), "404"),
+        (req(&server, "GET", "/store//etc/passwd", ""), "404"),
+        (req(&server, "GET", "/www/%zz", ""), "400"),
+        (req(&server, "POST", "/www/index.html", ""), "405"),
         (
             req(
+                &server,
                 "GET",
                 "/store/somatize-store.json",
                 "Range: bytes=999999-\r\n",
@@ -172,4 +208,142 @@ fn a_missing_package_is_a_clear_error() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("scripts/build-wasm.sh"));
+}
+
+#[test]
+fn a_rebinding_host_is_refused() {
+    let (assets, store) = site();
+    let server = start(&assets, &store);
+    let port = server.1.rsplit(':').next().unwrap().to_string();
+    let path = "/store/somatize-store.json";
+    for host in [
+        format!("evil.example:{port}"),
+        "evil.example".to_string(),
+        format!("localhost.evil.example:{port}"),
+        format!("127.0.0.1:{}", port.parse::<u32>().unwrap() + 1),
+        "127.0.0.1".to_string(),
+        String::new(),
+    ] {
+        let request = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n");
+        let (status, _, body) = get(&server, &request);
+        assert!(status.contains("421"), "Host {host:?}: {status}");
+        assert!(
+            !String::from_utf8_lossy(&body).contains("somatize"),
+            "{host}"
+        );
+    }
+    let (status, _, _) = get(&server, &format!("GET {path} HTTP/1.0\r\n\r\n"));
+    assert!(status.contains("421"), "no Host: {status}");
+    for host in [
+        server.1.clone(),
+        format!("localhost:{port}"),
+        format!("LocalHost:{port}"),
+    ] {
+        let request = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n");
+        let (status, _, _) = get(&server, &request);
+        assert!(status.contains("200"), "Host {host:?}: {status}");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn symlinks_are_not_followed() {
+    use std::os::unix::fs::symlink;
+    let (assets, store) = site();
+    let outside = temp_dir("outside");
+    std::fs::write(outside.join("secret.txt"), "outside the tree").unwrap();
+    symlink(outside.join("secret.txt"), store.join("out.txt")).unwrap();
+    symlink(&outside, store.join("outdir")).unwrap();
+    symlink(store.join("somatize-store.json"), store.join("inside.json")).unwrap();
+    symlink(assets.join("secret.txt"), assets.join("www/secret.txt")).unwrap();
+    let server = start(&assets, &store);
+    for path in [
+        "/store/out.txt",
+        "/store/outdir/secret.txt",
+        "/store/inside.json",
+        "/www/secret.txt",
+    ] {
+        let (status, _, body) = get(&server, &req(&server, "GET", path, ""));
+        assert!(status.contains("404"), "{path}: {status}");
+        assert!(!String::from_utf8_lossy(&body).contains("tree"), "{path}");
+    }
+    // The store itself may be named through a link: what is below it is still plain files.
+    let linked = temp_dir("linked").join("store");
+    symlink(&store, &linked).unwrap();
+    drop(server);
+    let server = start(&assets, &linked);
+    let (status, _, _) = get(
+        &server,
+        &req(&server, "GET", "/store/somatize-store.json", ""),
+    );
+    assert!(status.contains("200"), "{status}");
+}
+
+/// A small deterministic generator (xorshift) for the test's bytes and ranges.
+fn xorshift(state: &mut u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    *state
+}
+
+#[test]
+fn many_concurrent_range_readers_over_kept_alive_connections() {
+    let (assets, store) = site();
+    let mut state = 0x9e37_79b9_7f4a_7c15;
+    let blob: Vec<u8> = (0..300_000).map(|_| xorshift(&mut state) as u8).collect();
+    std::fs::write(store.join("blob.bin"), &blob).unwrap();
+    let server = start(&assets, &store);
+    let (readers, each) = (16, 40);
+    std::thread::scope(|scope| {
+        for reader in 0..readers {
+            let (server, blob) = (&server, &blob);
+            scope.spawn(move || {
+                let stream = TcpStream::connect(&server.1).unwrap();
+                stream
+                    .set_read_timeout(Some(std::time::Duration::from_secs(60)))
+                    .unwrap();
+                let mut out = stream.try_clone().unwrap();
+                let mut input = BufReader::new(stream);
+                let mut state = 1 + reader as u64;
+                for i in 0..each {
+                    let len = blob.len() as u64;
+                    let a = xorshift(&mut state) % len;
+                    let b = (a + xorshift(&mut state) % 70_000).min(len - 1);
+                    let (range, want) = if i % 10 == 9 {
+                        (String::new(), &blob[..])
+                    } else {
+                        (
+                            format!("Range: bytes={a}-{b}\r\n"),
+                            &blob[a as usize..=b as usize],
+                        )
+                    };
+                    let method = if i % 7 == 3 { "HEAD" } else { "GET" };
+                    out.write_all(req(server, method, "/store/blob.bin", &range).as_bytes())
+                        .unwrap();
+                    let (status, headers, body) = read_response(&mut input, method == "HEAD");
+                    if range.is_empty() {
+                        assert!(status.contains("200"), "{status}");
+                    } else {
+                        assert!(status.contains("206"), "{status}");
+                        assert!(
+                            headers.contains(&format!("Content-Range: bytes {a}-{b}/{len}")),
+                            "{headers}"
+                        );
+                    }
+                    assert!(
+                        headers.contains(&format!("Content-Length: {}", want.len())),
+                        "{headers}"
+                    );
+                    assert!(
+                        !headers.to_ascii_lowercase().contains("chunked"),
+                        "{headers}"
+                    );
+                    if method == "GET" {
+                        assert!(body == want, "reader {reader} request {i}: wrong bytes");
+                    }
+                }
+            });
+        }
+    });
 }

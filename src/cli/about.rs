@@ -16,18 +16,18 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     let about = about_json(&args.flag).ok_or_else(|| unknown_flag(&args.flag))?;
     if args.json {
         let text = serde_json::to_string_pretty(&about).map_err(|e| e.to_string())?;
-        println!("{text}");
+        outln!("{text}");
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{}", about.flag);
-    println!("  means       {}", about.means);
-    println!("  what to do  {}", about.todo);
+    outln!("{}", about.flag);
+    outln!("  means       {}", about.means);
+    outln!("  what to do  {}", about.todo);
     if about.bounds.is_empty() {
-        println!("  judged at   any count above 0 (no threshold)");
+        outln!("  judged at   any count above 0 (no threshold)");
     }
     for (i, b) in about.bounds.iter().enumerate() {
         let label = if i == 0 { "judged at" } else { "" };
-        println!(
+        outln!(
             "  {label:<10}  {} = {} ({}: {})",
             b.name,
             super::thresholds::number(b.default),
@@ -35,8 +35,8 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             b.source
         );
     }
-    println!("  reads       {}", about.metrics.join(", "));
-    println!("  sources     {}", about.sources);
-    println!("  (the bounds are one opinion; `somatize thresholds` lists them all)");
+    outln!("  reads       {}", about.metrics.join(", "));
+    outln!("  sources     {}", about.sources);
+    outln!("  (the bounds are one opinion; `somatize thresholds` lists them all)");
     Ok(ExitCode::SUCCESS)
 }

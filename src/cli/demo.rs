@@ -60,22 +60,22 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     );
     let reader = Store::open(DirFs::new(store)).map_err(|e| e.to_string())?;
     let t = Thresholds::default();
-    println!();
+    outln!();
     for c in conditions {
         let h = read(&reader, c.name, None).map_err(|e| e.to_string())?;
         let d = h.diagnose(&t);
-        println!("{}: {}", c.name, c.description);
+        outln!("{}: {}", c.name, c.description);
         print_diagnosis(&h, &d, None);
-        println!();
+        outln!();
     }
     let s = store.display();
-    println!("Look further:");
-    println!("  somatize serve {s}                               the page: every run, its figures and verdict, in a browser");
-    println!("  somatize report {s} --run vanishing -o vanishing.html   one HTML file of a run: opens offline, or in Jupyter");
-    println!("  somatize diagnose {s} --run vanishing            the verdict, with advice");
-    println!("  somatize diagnose {s} --run vanishing --json     the same, with the thresholds it was taken at");
-    println!("  somatize seen {s} --run vanishing                the numbers the verdict reads");
-    println!("  somatize figure profile {s} --run vanishing --of grad_norm -o profile.json");
-    println!("  somatize about VANISHING                         what a flag means and what to do");
+    outln!("Look further:");
+    outln!("  somatize serve {s}                               the page: every run, its figures and verdict, in a browser");
+    outln!("  somatize report {s} --run vanishing -o vanishing.html   one HTML file of a run: opens offline, or in Jupyter");
+    outln!("  somatize diagnose {s} --run vanishing            the verdict, with advice");
+    outln!("  somatize diagnose {s} --run vanishing --json     the same, with the thresholds it was taken at");
+    outln!("  somatize seen {s} --run vanishing                the numbers the verdict reads");
+    outln!("  somatize figure profile {s} --run vanishing --of grad_norm -o profile.json");
+    outln!("  somatize about VANISHING                         what a flag means and what to do");
     Ok(ExitCode::SUCCESS)
 }

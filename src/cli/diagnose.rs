@@ -89,7 +89,7 @@ pub fn diagnose(args: DiagnoseArgs) -> Result<ExitCode, String> {
     }
     if args.json {
         let text = serde_json::to_string_pretty(&d.to_json()).map_err(|e| e.to_string())?;
-        println!("{text}");
+        outln!("{text}");
     } else {
         print_diagnosis(&h, &d, args.thresholds.as_deref());
     }
@@ -114,21 +114,21 @@ pub fn print_diagnosis(h: &RunHealth, d: &Diagnosis, from: Option<&Path>) {
         (Some(a), Some(b)) => format!("forwards {a}..{b}"),
         _ => "no forward".into(),
     };
-    println!(
+    outln!(
         "run {}: {} forwards read ({span}) at {at}",
         d.run,
         d.forwards.len()
     );
     let j = &d.judgement;
     if let Some(at) = j.nonfinite_at {
-        println!(
+        outln!(
             "  a number stopped being one at forward {at}: the {} forwards before it are judged",
             j.judged.len()
         );
     }
     let alerts = h.alerts(d);
     if alerts.is_empty() {
-        println!("  no flag raised: no measured number crossed a bound for long enough (`somatize seen` says what was measured)");
+        outln!("  no flag raised: no measured number crossed a bound for long enough (`somatize seen` says what was measured)");
     } else {
         let nw = alerts
             .iter()
@@ -142,12 +142,16 @@ pub fn print_diagnosis(h: &RunHealth, d: &Diagnosis, from: Option<&Path>) {
             .max()
             .unwrap_or(4)
             .max(4);
-        println!(
+        outln!(
             "  {:<nw$}  {:<fw$}  {:>5}  {:>5}  {:>7}  what to do",
-            "node", "flag", "since", "until", "held"
+            "node",
+            "flag",
+            "since",
+            "until",
+            "held"
         );
         for a in &alerts {
-            println!(
+            outln!(
                 "  {:<nw$}  {:<fw$}  {:>5}  {:>5}  {:>7}  {}",
                 a.node,
                 a.flag,
@@ -165,10 +169,10 @@ pub fn print_diagnosis(h: &RunHealth, d: &Diagnosis, from: Option<&Path>) {
                 })
                 .collect();
             if !evidence.is_empty() {
-                println!("  {:<nw$}  taken on: {}", "", evidence.join(", "));
+                outln!("  {:<nw$}  taken on: {}", "", evidence.join(", "));
             }
             if !a.folded.is_empty() {
-                println!("  {:<nw$}  explains: {}", "", a.folded.join("; "));
+                outln!("  {:<nw$}  explains: {}", "", a.folded.join("; "));
             }
         }
     }
@@ -178,7 +182,7 @@ pub fn print_diagnosis(h: &RunHealth, d: &Diagnosis, from: Option<&Path>) {
                 .iter()
                 .map(|f| format!("{} at {} ({}..{})", f.flag, f.node, f.since, f.until))
                 .collect();
-            println!("  {what}: {}", items.join("; "));
+            outln!("  {what}: {}", items.join("; "));
         }
     };
     said("held only at the start, then went away", &j.transients);
@@ -195,20 +199,20 @@ pub fn seen(args: SeenArgs) -> Result<ExitCode, String> {
     if args.json {
         let out = crate::health::json::seen_json(&seen);
         let text = serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?;
-        println!("{text}");
+        outln!("{text}");
         return Ok(ExitCode::SUCCESS);
     }
     let last = h.forwards.last().map_or(0, |f| f.number);
-    println!(
+    outln!(
         "run {}: the latest of each metric over {} forwards (last {last})",
         h.run,
         h.forwards.len()
     );
     for n in &seen {
         let kind = if n.kind.is_empty() { "-" } else { &n.kind };
-        println!("{} ({kind})", n.name);
+        outln!("{} ({kind})", n.name);
         for (k, v) in &n.metrics {
-            println!("    {k:<24} {v:.6e}");
+            outln!("    {k:<24} {v:.6e}");
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -79,7 +79,7 @@ fn write(args: &Args, figure: &crate::figures::Figure) -> Result<ExitCode, Strin
     match &args.output {
         Some(path) => std::fs::write(path, text + "\n")
             .map_err(|e| format!("{}: could not write: {e}", path.display()))?,
-        None => println!("{text}"),
+        None => outln!("{text}"),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,5 +1,24 @@
 //! The native command line: argument parsing and dispatch to one module per command.
 
+/// `println!` for every command: after a closed stdout pipe the text is dropped quietly (see
+/// [`output`]).
+macro_rules! outln {
+    () => {
+        $crate::cli::output::print(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::cli::output::print(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// `print!` for every command: after a closed stdout pipe the text is dropped quietly (see
+/// [`output`]).
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::cli::output::print(format_args!($($arg)*))
+    };
+}
+
 mod about;
 mod demo;
 mod diagnose;
@@ -7,6 +26,7 @@ mod export;
 mod figure;
 mod import;
 mod observe;
+pub mod output;
 mod read;
 mod record;
 mod report;

@@ -126,7 +126,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         if args.json {
             steps.insert(step.to_string(), json!(obs.values));
         } else {
-            println!(
+            outln!(
                 "step {step}: {} values, {} skipped, {} failed  ({})",
                 obs.values.len(),
                 obs.skipped.len(),
@@ -136,9 +136,9 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         }
     }
     if args.json {
-        println!("{}", json!({"specs": specs, "steps": steps}));
+        outln!("{}", json!({"specs": specs, "steps": steps}));
     } else {
-        println!(
+        outln!(
             "{} observables over {} files into run {:?} of {} (specs in {}/observables.json)",
             specs.len(),
             args.files.len(),

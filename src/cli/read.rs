@@ -156,8 +156,7 @@ fn show<T: Serialize>(
     for s in &answer.skipped {
         eprintln!("somatize: {s}");
     }
-    let out = std::io::stdout();
-    let mut out = std::io::BufWriter::new(out.lock());
+    let mut out = super::output::stdout();
     if json {
         serde_json::to_writer(&mut out, &answer.rows).map_err(|e| e.to_string())?;
         writeln!(out).map_err(|e| e.to_string())?;

@@ -21,13 +21,11 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     let site = Site::new(assets, args.store).map_err(|e| e.to_string())?;
     let listener = bind(args.port).map_err(|e| e.to_string())?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
-    println!(
+    outln!(
         "serving {} on http://{addr}/ (127.0.0.1 only; Ctrl-C stops)",
         site.store.display()
     );
-    println!("open http://{addr}/www/index.html?store=/store/&live=1");
-    use std::io::Write;
-    let _ = std::io::stdout().flush();
-    serve(site, listener);
+    outln!("open http://{addr}/www/index.html?store=/store/&live=1");
+    serve(site, listener).map_err(|e| e.to_string())?;
     Ok(ExitCode::SUCCESS)
 }

@@ -31,9 +31,9 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         _ => return Err("give the spec as JSON, or --source, --selector and --reduction".into()),
     };
     let id = spec.id().map_err(|e| e.to_string())?;
-    println!("{id}");
+    outln!("{id}");
     if args.canonical {
-        println!("{}", spec.canonical_json().map_err(|e| e.to_string())?);
+        outln!("{}", spec.canonical_json().map_err(|e| e.to_string())?);
     }
     Ok(ExitCode::SUCCESS)
 }

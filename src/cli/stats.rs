@@ -19,9 +19,9 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     let summaries = file.summarize().map_err(|e| e.to_string())?;
     if args.json {
         let text = serde_json::to_string_pretty(&summaries).map_err(|e| e.to_string())?;
-        println!("{text}");
+        outln!("{text}");
     } else {
-        print!("{}", table(&summaries));
+        out!("{}", table(&summaries));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -13,13 +13,15 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<ExitCode, String> {
     if args.json {
-        println!("{}", to_json(&Thresholds::default()));
+        outln!("{}", to_json(&Thresholds::default()));
         return Ok(ExitCode::SUCCESS);
     }
     let width = BOUNDS.iter().map(|b| b.name.len()).max().unwrap_or(0);
-    println!(
+    outln!(
         "{:<width$}  {:>8}  {:<9}  source",
-        "threshold", "default", "origin"
+        "threshold",
+        "default",
+        "origin"
     );
     for b in BOUNDS {
         let (origin, source) = match b.origin {
@@ -27,7 +29,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             Origin::Ours(s) => ("ours", s),
         };
         let value = number(b.default);
-        println!("{:<width$}  {value:>8}  {origin:<9}  {source}", b.name);
+        outln!("{:<width$}  {value:>8}  {origin:<9}  {source}", b.name);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -63,7 +63,13 @@ pub fn parse(json: &[u8], total: u64) -> Result<Vec<SafeTensor>, Problem> {
     let raw: BTreeMap<String, serde_json::Value> =
         serde_json::from_slice(json).map_err(|e| Problem::Header(format!("header JSON: {e}")))?;
     let data_start = 8 + json.len() as u64;
-    let data_len = total - data_start;
+    // Checked: a caller may hand a header longer than the file it says it came from.
+    let data_len = total.checked_sub(data_start).ok_or_else(|| {
+        Problem::Truncated(format!(
+            "a {}-byte header does not fit in a {total}-byte file",
+            json.len()
+        ))
+    })?;
     let mut out = Vec::with_capacity(raw.len());
     for (name, value) in raw {
         if name == "__metadata__" {
@@ -180,5 +186,16 @@ mod tests {
                 _ => panic!("{json}: got {got:?}, wanted {want:?}"),
             }
         }
+    }
+
+    /// Found by the `safetensors_header` fuzz target (tests/fuzz-regressions/): a header
+    /// longer than the file it is said to come from was an arithmetic overflow.
+    #[test]
+    fn a_header_longer_than_the_file_is_refused() {
+        for total in [0, 9] {
+            let e = parse(b"{}", total).unwrap_err().to_string();
+            assert!(e.contains("does not fit"), "{total}: {e}");
+        }
+        assert_eq!(parse(b"{}", 10).unwrap().len(), 0);
     }
 }

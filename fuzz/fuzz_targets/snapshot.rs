@@ -1,0 +1,7 @@
+//! A snapshot zip read as a store (`store::ZipFs`, the zip reader of store/zipfile.rs), then
+//! what the CLI reads from it: runs, index lines, blobs (stored zips of NPY), readings.
+#![no_main]
+
+mod bodies;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| bodies::snapshot(data));
