@@ -108,12 +108,12 @@ pub fn is_channel_first(kind: &str) -> bool {
     CHANNEL_FIRST_PREFIXES.iter().any(|p| k.starts_with(p))
 }
 
-/// Whether a kind is element-wise (an activation, dropout, identity): its output keeps the
-/// layout of its input.
+/// Whether a kind is element-wise (an activation, soft ReLU-likes such as GELU and SiLU
+/// included, dropout, identity): its output keeps the layout of its input.
 pub fn is_elementwise(kind: &str) -> bool {
     matches!(
         classify(kind),
-        KindClass::ReluLike | KindClass::TanhLike | KindClass::SigmoidLike
+        KindClass::ReluLike | KindClass::SoftRelu | KindClass::TanhLike | KindClass::SigmoidLike
     ) || ELEMENTWISE.contains(&normal(kind).as_str())
 }
 
