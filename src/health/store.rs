@@ -656,6 +656,7 @@ pub fn alerts<F: StoreFs>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use somatize_verdict::FlagKind;
 
     #[test]
     fn keys_fall_within_the_longest_node_that_holds_them() {
