@@ -72,6 +72,21 @@ class Wide(torch.nn.Module):
         return self.head(self.flat(self.pool(self.drop(self.gelu(self.conv(x))))))
 
 
+class Order(torch.nn.Module):
+    """A ReLU declared after the convolution it runs before: it takes the convolution's
+    layout all the same (declaration order; torch keeps its first output until the step
+    knows, then predicts from the step before)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+        self.relu = torch.nn.ReLU()
+        self.head = torch.nn.Linear(4 * 8 * 8, 4)
+
+    def forward(self, x):
+        return self.head(self.conv(self.relu(x)).flatten(1))
+
+
 def wide_batch(g):
     return torch.randn(64, 4, 100, generator=g), torch.randn(64, 2, generator=g)
 
@@ -102,7 +117,8 @@ def dead_cnn():
 
 
 CASES = {"cnn": (Cnn, cnn_batch, cnn_loss), "seq": (Seq, seq_batch, seq_loss),
-         "dead": (dead_cnn, cnn_batch, cnn_loss), "wide": (Wide, wide_batch, cnn_loss)}
+         "dead": (dead_cnn, cnn_batch, cnn_loss), "wide": (Wide, wide_batch, cnn_loss),
+         "order": (Order, cnn_batch, cnn_loss)}
 
 
 def train(tmp_path, case, steps):
@@ -158,6 +174,7 @@ LAYOUTS = {
             "block.linear1": "NTD", "block.dropout": "NTD", "block.linear2": "NTD",
             "block.norm1": "NTD", "block.norm2": "NTD", "block.dropout1": "NTD",
             "block.dropout2": "NTD", "sig": "NTD", "head": "NTD"},
+    "order": {"conv": "NCHW", "relu": "NCHW", "head": "ND"},
     "wide": {"conv": "NCL", "gelu": "NCL", "drop": "NCL", "pool": "NCL", "flat": "ND",
              "head": "ND"},
 }
