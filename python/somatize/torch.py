@@ -36,7 +36,8 @@ The unit axis of an output is src/health/layout.rs's: axis 1 for ``Conv*``, ``Ba
 activations, dropout, identity and flatten take the axis of the node before them
 (declaration order) when their output has its rank; else the last axis (``Linear``,
 ``LayerNorm``, ``Embedding``, recurrent and attention outputs: ``…,D``); 0-d and 1-d outputs are
-one unit. Each fact declares it as a ``layout`` (``NCHW``, ``NCL``, ``ND``, ``NTD``, …). A module whose output is a tuple (GRU, LSTM, MultiheadAttention) is measured on its
+one unit. Each fact declares it as a ``layout`` (``NCHW``, ``NCL``, ``ND``, ``NTD``, …). A
+module whose output is a tuple (GRU, LSTM, MultiheadAttention) is measured on its
 first element. A module called more than once in a forward is measured over all its calls.
 """
 
