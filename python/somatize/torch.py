@@ -18,19 +18,26 @@ What is measured when (docs/recording.md):
   ``nonfinite``) and the loss;
 - every ``every`` steps (default 10; 1: every step; 0: never), the full summaries: also
   ``param_absmax``, ``param_mean_abs``, ``grad_mean_abs``, ``grad_zero_fraction``, the update
-  (``update_norm``, ``update_ratio``: the optimizer step that produced this forward's
-  parameters, measured around it by the optimizer's step hooks, as the whole-tensor path
-  reports it), and the outputs' per-unit summaries (``act_mean``, ``act_var``,
-  ``act_mean_sq``, ``act_zero_fraction``, ``units``, dead, dormant, saturated and ignored
-  units), and the singular-value metrics of the update, the gradient and the output
-  (``*_erank``, ``*_srank``, ``update_stable_rank``, ``rank_dims``; rank.rs's caps);
+  (``update_norm``, ``update_ratio``, ``update_steps``: the optimizer step that produced this
+  forward's parameters, measured around it by the optimizer's step hooks, as the
+  whole-tensor path reports it), and the outputs' per-unit summaries (``act_mean``,
+  ``act_var``, ``act_mean_sq``, ``act_zero_fraction``, ``units``, dead, dormant, saturated
+  and ignored units: ignored judged on the node whose output the next Linear/Conv-like node
+  reads, never across a norm), and the singular-value metrics of the update, the gradient
+  (``*_erank``, ``*_srank``, ``update_stable_rank``; with the node's output, ``rank_samples``,
+  ``rank_dims`` = min(rows, cols, samples) and ``*_erank_fraction``) and the output as a
+  (positions × units) matrix of at most 4096 rows at an even stride (``feature_*``; rank.rs's
+  caps);
 - every ``keep_tensors_every`` steps (0: never): the whole tensors ``param.*``, ``grad.*`` and
   ``act.*``, for figures and offline analysis.
 
-The unit axis of an output: axis 1 for ``Conv*``, ``BatchNorm*``, ``InstanceNorm*``,
-``GroupNorm`` and pooling modules (``N,C,…``), else the last axis (``Linear``, ``LayerNorm``,
-activations, ``Embedding``, recurrent and attention outputs: ``…,D``); 0-d and 1-d outputs are
-one unit. A module whose output is a tuple (GRU, LSTM, MultiheadAttention) is measured on its
+The unit axis of an output is src/health/layout.rs's: axis 1 for ``Conv*``, ``BatchNorm*``,
+``InstanceNorm*``, ``GroupNorm``, pooling and the other channel-first kinds (``N,C,…``);
+activations, dropout, identity and flatten take the axis of the node before them
+(declaration order) when their output has its rank; else the last axis (``Linear``,
+``LayerNorm``, ``Embedding``, recurrent and attention outputs: ``…,D``); 0-d and 1-d outputs are
+one unit. Each fact declares it as a ``layout`` (``NCHW``, ``NCL``, ``ND``, ``NTD``, …). A
+module whose output is a tuple (GRU, LSTM, MultiheadAttention) is measured on its
 first element. A module called more than once in a forward is measured over all its calls.
 """
 
@@ -55,52 +62,117 @@ SATURATED_OUTPUT = 0.97
 SATURATED_UNIT_SHARE = 0.99
 IGNORED_UTILITY = 0.01
 UPDATE_RANK_RESOLUTION = 1e-5
-# src/health/rank.rs: srank's delta and the caps on a matrix whose singular values are taken.
+# src/health/rank.rs: srank's delta, the caps on a matrix whose singular values are taken
+# (min(rows, cols)^2 * max(rows, cols) and entries), and the most rows of an output's
+# (positions x units) feature matrix (past it, rows at an even stride).
 SRANK_DELTA = 0.01
-RANK_MAX_DIMS = 128
-RANK_MAX_ENTRIES = 1 << 17
+RANK_MAX_WORK = 1 << 31
+RANK_MAX_ENTRIES = 1 << 25
+FEATURE_MAX_ROWS = 4096
 
 # The default schedule of full summaries: chosen for the overhead target (scripts/bench-torch.sh).
 DEFAULT_EVERY = 10
 
+# verdict/src/kinds.rs: the kinds ``classify`` knows.
+_RELU_LIKE = {"relu", "relu6", "threshold"}
+_SOFT_RELU = {"leakyrelu", "prelu", "rrelu", "elu", "selu", "celu", "gelu", "quickgelu", "silu",
+              "swish", "mish", "hardswish"}
 _TANH_LIKE = {"tanh", "hardtanh", "softsign"}
 _SIGMOID_LIKE = {"sigmoid", "hardsigmoid"}
-_AXIS1 = re.compile(r"^(conv|batchnorm|instancenorm|groupnorm|lazyconv|lazybatchnorm|"
-                    r"lazyinstancenorm|syncbatchnorm|.*pool)")
+# src/health/layout.rs: channel-first kinds (by prefix), element-wise kinds besides the
+# activations, and kinds that only mask or reshape their input.
+_CHANNEL_FIRST = ("conv", "batchnorm", "syncbatchnorm", "instancenorm", "groupnorm",
+                  "localresponsenorm", "maxpool", "avgpool", "adaptiveavgpool",
+                  "adaptivemaxpool", "lppool", "fractionalmaxpool", "maxunpool", "dropout1d",
+                  "dropout2d", "dropout3d", "featurealphadropout", "pixelshuffle",
+                  "pixelunshuffle", "channelshuffle", "upsample", "zeropad", "constantpad",
+                  "reflectionpad", "replicationpad", "circularpad")
+_ELEMENTWISE = {"dropout", "alphadropout", "identity", "softplus", "softshrink", "hardshrink",
+                "tanhshrink", "logsigmoid", "threshold"}
+_TRANSPARENT = {"dropout", "alphadropout", "dropout1d", "dropout2d", "dropout3d",
+                "featurealphadropout", "identity", "flatten", "unflatten"}
+# Layout letters (src/health/layout.rs reads the unit axis at C, else D): the axes between
+# the batch and the units, by count.
+_BETWEEN = {0: "", 1: "T", 2: "HW", 3: "THW"}
+_SPATIAL = {1: "L", 2: "HW", 3: "DHW"}
+_SPARE = "ABEGIJKMOPQRSUVXYZ"  # no C, D or N; letters a layout may use for any other axis
 
 
 class WatchError(ValueError):
     """Something given to ``watch`` or ``watch.step`` cannot be measured (the message names what)."""
 
 
-def _kind_class(kind):
-    """verdict/src/kinds.rs ``classify``: ``tanh``, ``sigmoid`` or None."""
+def _normal(kind):
+    """A kind as the tables spell it: the last path segment, lower case, no ``_`` or ``-``."""
     last = re.split(r"[.:/]", kind)[-1]
-    k = last.replace("_", "").replace("-", "").lower()
+    return last.replace("_", "").replace("-", "").lower()
+
+
+def _classify(kind):
+    """verdict/src/kinds.rs ``classify``: relu, soft, tanh, sigmoid, norm or other."""
+    k = _normal(kind)
+    if k in _RELU_LIKE:
+        return "relu"
+    if k in _SOFT_RELU:
+        return "soft"
     if k in _TANH_LIKE:
         return "tanh"
     if k in _SIGMOID_LIKE:
         return "sigmoid"
-    return None
+    if "norm" in k and "normal" not in k:
+        return "norm"
+    return "other"
 
 
-def unit_axis(kind, ndim):
-    """The unit axis of a ``kind`` module's output of ``ndim`` axes (None: one unit)."""
+def _kind_class(kind):
+    """The scale saturation is judged on: ``tanh``, ``sigmoid`` or None."""
+    c = _classify(kind)
+    return c if c in ("tanh", "sigmoid") else None
+
+
+def is_channel_first(kind):
+    """layout.rs ``is_channel_first``: the kind's output is ``N,C,…`` by default."""
+    return _normal(kind).startswith(_CHANNEL_FIRST)
+
+
+def is_elementwise(kind):
+    """layout.rs ``is_elementwise``: an activation, dropout or identity (keeps its input's
+    layout)."""
+    return _classify(kind) in ("relu", "soft", "tanh", "sigmoid") or _normal(kind) in _ELEMENTWISE
+
+
+def is_transparent(kind):
+    """layout.rs ``is_transparent``: passes its input on but for a mask or a reshape."""
+    return _normal(kind) in _TRANSPARENT
+
+
+def is_consumer(kind):
+    """layout.rs ``is_consumer``: reads the units before it as a linear map."""
+    return (_classify(kind) != "norm" and "embedding" not in _normal(kind)
+            and not is_elementwise(kind) and not is_transparent(kind))
+
+
+def unit_axis(kind, ndim, rule=None):
+    """The unit axis of a ``kind`` module's output of ``ndim`` axes (None: one unit), by
+    ``rule`` (``first``: axis 1, ``last``: the last axis) or, without one, by the kind."""
     if ndim < 2:
         return None
-    k = kind.replace("_", "").lower()
-    return 1 if _AXIS1.match(k) else ndim - 1
+    if rule is None:
+        rule = "first" if is_channel_first(kind) else "last"
+    return 1 if rule == "first" else ndim - 1
 
 
-def layout(kind, ndim):
-    """The layout a node's output is measured in: ``NCHW``-like (unit axis 1), ``NTD``-like
-    (the last axis), or ``scalar``/``N`` (one unit)."""
-    a = unit_axis(kind, ndim)
-    if a is None:
-        return "scalar" if ndim == 0 else "N"
-    if a == 1 and ndim > 2:
-        return "NC" + "DHW"[3 - (ndim - 2):] if ndim <= 5 else "NC" + "X" * (ndim - 2)
-    return "N" + "T" * (ndim - 2) + "D"
+def layout(rule, ndim):
+    """The layout string of an output of ``ndim`` axes whose units are at ``rule``: ``NCL``,
+    ``NCHW``, ``NCDHW`` (channel-first), ``ND``, ``NTD``, ``NHWD`` (units last); None for 0-d
+    and 1-d outputs (one unit) and past 16 axes."""
+    if ndim < 2 or ndim > 16:
+        return None
+    if rule == "first":
+        rest = _SPATIAL.get(ndim - 2) or _SPARE[:ndim - 2]
+        return "NC" + rest
+    between = _BETWEEN.get(ndim - 2) or _SPARE[:ndim - 2]
+    return "N" + between + "D"
 
 
 def _norms(tensors, ord):
@@ -137,24 +209,28 @@ def _abs_sum(t):
     return t.abs().sum(dtype=torch.float32)
 
 
-def _summarise_output(x, kind, scale):
-    """The per-unit summaries of one output: a dict of device tensors."""
+def _units_matrix(x, axis):
+    """Output ``x`` as a (positions × units) matrix along ``axis`` (None: one unit), in float32
+    (float64 kept): a view when the units are last, else one copy on the device."""
     x = x.detach()
     if not x.is_floating_point():
         x = x.to(torch.float32)
     elif x.dtype != torch.float32 and x.dtype != torch.float64:
         x = x.to(torch.float32)
     ndim = x.dim()
-    a = unit_axis(kind, ndim)
-    if a is None:
-        x2 = x.reshape(-1, 1)
-    elif a == ndim - 1:
-        x2 = x.reshape(-1, x.shape[-1])
-    else:
-        x2 = x.movedim(a, -1).reshape(-1, x.shape[a])
+    if axis is None:
+        return x.reshape(-1, 1)
+    if axis == ndim - 1:
+        return x.reshape(-1, x.shape[-1])
+    return x.movedim(axis, -1).reshape(-1, x.shape[axis])
+
+
+def _summarise_output(x2, scale):
+    """The per-unit summaries of one output as a (positions × units) matrix: a dict of device
+    tensors."""
     dims = [0]
     rows, units = x2.shape
-    if x.device.type == "cpu" and rows > 0 and x2.dtype == torch.float32:
+    if x2.device.type == "cpu" and rows > 0 and x2.dtype == torch.float32:
         # On the CPU a sync is free: sums around each unit's first value (as measure.rs
         # shifts) by matrix products, and when they are finite every value was (a NaN or an
         # infinity makes its unit's sums non-finite), so no masks are needed. Counts are sums
@@ -190,7 +266,7 @@ def _summarise_output(x, kind, scale):
                     torch.mul(x2, 2, out=buf).sub_(1).abs_()
                 step = buf.sub_(SATURATED_OUTPUT).sign_().clamp_(min=0)
                 fast["sat"] = (ones @ step)[0].to(torch.float64)
-            return fast, ndim
+            return fast
     # Elsewhere, or with a non-finite value: masks, finite values only.
     finite = torch.isfinite(x2)
     xz = torch.where(finite, x2, torch.zeros((), dtype=x2.dtype, device=x2.device))
@@ -214,7 +290,7 @@ def _summarise_output(x, kind, scale):
         y = xz if scale == "tanh" else xz * 2 - 1
         over = (y.abs() > SATURATED_OUTPUT) & finite
         out["sat"] = torch.count_nonzero(over, dim=0).to(torch.float64)
-    return out, ndim
+    return out
 
 
 def _merge(u, s):
@@ -332,10 +408,24 @@ def _as_matrix(shape):
     if len(shape) < 2:
         return None
     rows, cols = shape[0], math.prod(shape[1:])
-    entries = rows * cols
-    if min(rows, cols) <= RANK_MAX_DIMS and 0 < entries <= RANK_MAX_ENTRIES:
-        return rows, cols
-    return None
+    return (rows, cols) if _within_caps(rows, cols) else None
+
+
+def _within_caps(rows, cols):
+    """rank.rs ``within_caps``: not empty, at most RANK_MAX_ENTRIES entries and
+    min² · max at most RANK_MAX_WORK."""
+    k, big = min(rows, cols), max(rows, cols)
+    return 0 < rows * cols <= RANK_MAX_ENTRIES and k * k * big <= RANK_MAX_WORK
+
+
+def _feature_rows(positions, units):
+    """rank.rs ``feature_matrix``: the stride the (positions × units) matrix's rows are taken
+    at (at most FEATURE_MAX_ROWS of them), or None when it is empty or over the caps."""
+    if units == 0 or positions == 0:
+        return None
+    stride = max(-(-positions // FEATURE_MAX_ROWS), 1)
+    rows = -(-positions // stride)
+    return stride if _within_caps(rows, units) else None
 
 
 def _singular_values(t, rows, cols):
@@ -343,11 +433,17 @@ def _singular_values(t, rows, cols):
     m = t.detach().reshape(rows, cols).to(torch.float64)
     finite = torch.isfinite(m).all()
     m = torch.where(finite, m, torch.zeros((), dtype=m.dtype, device=m.device))
-    return torch.cat([finite.to(torch.float64).reshape(1), torch.linalg.svdvals(m)])
+    # The same values; LAPACK takes a row-major wide matrix about twice as fast transposed
+    # (1024 × 2048: 0.6 s against 1.4 s on one core).
+    sv = torch.linalg.svdvals(m.T if rows < cols else m)
+    return torch.cat([finite.to(torch.float64).reshape(1), sv])
 
 
-def _rank_metrics(of, sv):
-    """rank.rs ``rank_metrics`` of the singular values ``sv`` (host floats)."""
+def _rank_metrics(of, sv, bound=None, samples=None):
+    """rank.rs ``rank_of`` of the singular values ``sv`` (host floats): for the update and the
+    gradient of a weight of ``bound`` = min(rows, cols), with ``samples`` (the positions per
+    unit of the node's output) when known, ``rank_dims`` = min(rows, cols, samples),
+    ``rank_samples`` and the erank's fraction of that bound."""
     names = {"update": ("update_erank", "update_srank"), "grad": ("grad_erank", "grad_srank"),
              "feature": ("feature_erank", "feature_srank")}[of]
     usable = [x for x in sv if math.isfinite(x) and x >= 0]
@@ -370,19 +466,35 @@ def _rank_metrics(of, sv):
             stable = sum(x * x for x in usable) / (top * top)
             if math.isfinite(stable):
                 out["update_stable_rank"] = stable
-    if of != "feature" and sv:
-        out["rank_dims"] = float(len(sv))
+    if of != "feature" and samples:
+        dims = float(min(bound, samples))
+        out["rank_dims"] = dims
+        out["rank_samples"] = float(samples)
+        if names[0] in out:
+            out[f"{of}_erank_fraction"] = out[names[0]] / dims
     return out
 
 
 class _Node:
-    __slots__ = ("name", "kind", "module", "params", "scale", "ndim", "calls", "began",
-                 "call_began", "took", "next_weight", "rank_i", "rank_shape", "feature")
+    __slots__ = ("name", "kind", "module", "params", "scale", "ndim", "rule", "calls", "began",
+                 "call_began", "took", "next_weight", "rank_i", "rank_shape", "feature", "index",
+                 "inherits", "own_rule", "ndim_now", "rule_now", "deferred", "samples")
 
     def __init__(self, name, kind, module, params):
         self.name, self.kind, self.module, self.params = name, kind, module, params
         self.scale = _kind_class(kind)
-        self.ndim = None
+        # The unit-axis rule (layout.rs unit_rules): element-wise and transparent kinds take
+        # the rule of the nearest node before them (declaration order) with an output of the
+        # same rank; others have their kind's.
+        self.inherits = is_elementwise(kind) or is_transparent(kind)
+        self.own_rule = "first" if is_channel_first(kind) else "last"
+        self.ndim = None        # the rank and rule of its output when last seen (the facts')
+        self.rule = None
+        self.ndim_now = None    # this step's: None until its output is seen
+        self.rule_now = None    # None while it cannot be told yet (the output then deferred)
+        self.deferred = []      # this step's outputs kept (on the device) until the rule is known
+        self.samples = 0        # this step's positions per unit (the rank bound's samples)
+        self.index = 0
         self.calls = 0
         self.began = None
         self.call_began = None
@@ -459,12 +571,20 @@ class Watch:
         if not self._nodes or not any(n.params for n in self._nodes):
             raise WatchError(f"watch(model): {type(self.model).__name__} has no parameters in "
                              "a submodule to watch")
+        # forward.rs next_weights: a node's units are judged by the weight of the first node
+        # after it, skipping transparent ones (which get none), when that node is a consumer
+        # (Linear, Conv, …: not a norm, an embedding or an element-wise kind).
         nxt = None
         for node in reversed(self._nodes):
+            if is_transparent(node.kind):
+                continue
             node.next_weight = nxt
             w = dict(node.params).get(f"{node.name}.weight")
-            if w is not None:
-                nxt = w
+            nxt = w if w is not None and w.dim() >= 2 and is_consumer(node.kind) else None
+        for i, node in enumerate(self._nodes):
+            node.index = i
+        self._history = False  # whether a step has seen every node's output (or its absence)
+        self._misread = set()
         self._param_list = [t for n in self._nodes for _, t in n.params]
         self._node_index = {n.name: n for n in self._nodes}
         index = {id(t): i for i, t in enumerate(self._param_list)}
@@ -538,16 +658,89 @@ class Watch:
             if x is None:
                 return
             with torch.no_grad():
+                node.ndim_now = x.dim()
+                node.rule_now = self._rule(node, x.dim(), predict=True)
                 if self._measuring_acts():
-                    shape = _as_matrix(tuple(x.shape))
-                    if shape is not None:
-                        node.feature = _singular_values(x, *shape)  # the last call's
-                    s, ndim = _summarise_output(x, node.kind, node.scale)
-                    node.ndim = ndim
-                    self._units[node.name] = _merge(self._units.get(node.name), s)
+                    if node.rule_now is None:
+                        # The node before it has not run yet in this step: keep the output
+                        # (it may be changed in place later) until the step knows.
+                        node.deferred.append(x.detach().clone())
+                    else:
+                        self._measure_output(node, x, node.rule_now)
                 if self._keeping():
                     self._acts["act." + node.name] = x.detach()
         return hook
+
+    def _rule(self, node, ndim, predict=False):
+        """layout.rs ``unit_rules`` for ``node``'s output of ``ndim`` axes: ``first`` or
+        ``last``; None when it depends on a node not seen yet. With ``predict``, a node before
+        it that has not run yet this step is taken as it was in the last step that measured
+        outputs (the rule is checked again in ``step``)."""
+        if not node.inherits:
+            return node.own_rule
+        for b in reversed(self._nodes[:node.index]):
+            if b.ndim_now is not None:
+                if b.rule_now is None:
+                    return None
+                return b.rule_now if b.ndim_now == ndim else "last"
+            if not predict:
+                continue
+            if not self._history:
+                return None
+            if b.ndim is not None:
+                return b.rule if b.ndim == ndim else "last"
+        return "last"
+
+    def _measure_output(self, node, x, rule):
+        """One call's output of ``node``: its per-unit summaries (merged over the step's
+        calls), its samples and, for the last call, the singular values of its
+        (positions × units) matrix."""
+        if x.numel() == 0:
+            return  # nothing to measure (as measure.rs: no per-unit sums of an empty output)
+        axis = unit_axis(node.kind, x.dim(), rule)
+        x2 = _units_matrix(x, axis)
+        positions, units = x2.shape
+        node.samples += positions
+        node.feature = None
+        if axis is not None:
+            stride = _feature_rows(positions, units)
+            if stride is not None:
+                rows = x2[::stride]
+                node.feature = _singular_values(rows, rows.shape[0], units)
+        s = _summarise_output(x2, node.scale)
+        self._units[node.name] = _merge(self._units.get(node.name), s)
+
+    def _settle_outputs(self):
+        """At the step's end every output is known: each node's rule as unit_rules has it.
+        Deferred outputs are measured now; an output measured along a predicted axis that
+        turns out wrong (the model's layout changed between steps) is not reported."""
+        measuring = self._measuring_acts()
+        for node in self._nodes:
+            if node.ndim_now is None:
+                continue
+            rule = self._rule(node, node.ndim_now)
+            if node.deferred:
+                for x in node.deferred:
+                    self._measure_output(node, x, rule)
+                node.deferred = []
+            elif measuring and unit_axis(node.kind, node.ndim_now, rule) != \
+                    unit_axis(node.kind, node.ndim_now, node.rule_now):
+                self._units.pop(node.name, None)
+                node.feature, node.samples = None, 0
+                if node.name not in self._misread:
+                    self._misread.add(node.name)
+                    warnings.warn(f"somatize: node {node.name}: its unit axis changed from the "
+                                  "step before; its outputs are not reported at this step",
+                                  RuntimeWarning, stacklevel=3)
+            node.rule_now = rule
+        if measuring:
+            for node in self._nodes:
+                node.ndim, node.rule = node.ndim_now, node.rule_now
+            self._history = True
+        else:
+            for node in self._nodes:
+                if node.ndim_now is not None:
+                    node.ndim, node.rule = node.ndim_now, node.rule_now
 
     def _measure_params(self):
         """Parameter and gradient norms of this step, on the device (fast path: finite);
@@ -626,6 +819,8 @@ class Watch:
         if self._params_now is None:
             self._measure_params()
         pvec, gi, exact_p, exact_g, full = self._params_now
+        with torch.no_grad():
+            self._settle_outputs()
         acts = {}
         reading = {}  # each next weight's per-unit mean |w|, once per step
         for node in self._nodes:
@@ -667,6 +862,7 @@ class Watch:
         self._start = None
         for node in self._nodes:
             node.calls, node.began, node.took, node.feature = 0, None, 0, None
+            node.ndim_now, node.rule_now, node.deferred, node.samples = None, None, [], 0
         self.forward += 1
         return forward
 
@@ -732,6 +928,7 @@ class Watch:
                     if math.isfinite(usq) and prev is not None and math.isfinite(prev):
                         u = math.sqrt(usq)
                         row["update_norm"] = u
+                        row["update_steps"] = 1.0
                         if prev > 0:
                             row["update_ratio"] = u / math.sqrt(prev)
             gidx = [i for i in idx if i in gpos]
@@ -815,7 +1012,9 @@ class Watch:
                 sv = self._update_sv_host.get(node.name) if of == "update" \
                     else ranks.get((node.name, of))
                 if sv is not None:
-                    stats.setdefault(node.name, {}).update(_rank_metrics(of, sv))
+                    bound = min(node.rank_shape) if node.rank_shape is not None else None
+                    stats.setdefault(node.name, {}).update(
+                        _rank_metrics(of, sv, bound, node.samples or None))
         self._update_sv_host = next_update_sv
         if has_loss:
             v = take(1)[0]
@@ -837,8 +1036,9 @@ class Watch:
                 f["took_us"] = int(node.took * 1e6)
             else:
                 f["began_us"], f["took_us"] = 0, 0
-            if node.ndim is not None:
-                f["layout"] = layout(node.kind, node.ndim)
+            text = layout(node.rule, node.ndim) if node.ndim is not None else None
+            if text is not None:
+                f["layout"] = text
             facts.append(f)
         return facts
 

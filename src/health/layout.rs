@@ -108,8 +108,8 @@ pub fn is_channel_first(kind: &str) -> bool {
     CHANNEL_FIRST_PREFIXES.iter().any(|p| k.starts_with(p))
 }
 
-/// Whether a kind is element-wise (an activation, dropout, identity): its output keeps the
-/// layout of its input.
+/// Whether a kind is element-wise (an activation, soft ReLU-likes such as GELU and SiLU
+/// included, dropout, identity): its output keeps the layout of its input.
 pub fn is_elementwise(kind: &str) -> bool {
     matches!(
         classify(kind),

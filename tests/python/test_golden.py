@@ -3,9 +3,9 @@ equal the ones Rust measures from whole tensors (``somatize import`` of NPZ dump
 steps, DESIGN.md's dump convention), for every node and metric torch sends (relative 1e-5:
 float32 on the device against float64 in Rust).
 
-Outputs measured along their last axis are dumped as ``(-1, D)`` matrices, whose unit axis is
-axis 1 under either of Rust's unit-axis rules (axis 1 of every output, or the rule by kind), so
-the test holds across that change.
+Outputs are dumped whole, as the module returned them, and the dump's graph names only nodes
+and kinds: Rust finds each output's unit axis by its kind and the node before it
+(src/health/layout.rs), and torch must find the same one.
 """
 
 import json
@@ -19,9 +19,6 @@ import somatize.torch as st
 
 # Metrics Rust measures from whole tensors that torch does not send: CKA needs declared pairs.
 RUST_ONLY = {"cka"}
-# The output's singular values are of the output as (first axis × the rest); the dump holds
-# outputs measured along their last axis as (-1, D) (see above), a different matrix.
-FEATURE = {"feature_erank", "feature_srank"}
 
 
 class Cnn(torch.nn.Module):
@@ -58,6 +55,42 @@ class Seq(torch.nn.Module):
         return self.head(self.sig(self.block(h)))
 
 
+class Wide(torch.nn.Module):
+    """A 1-d convolution read channel-first through a GELU and a dropout (which take its
+    layout), on enough positions (64 × 98) that the feature matrix is taken at a stride."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv1d(4, 8, 3)
+        self.gelu = torch.nn.GELU()
+        self.drop = torch.nn.Dropout(0.25)
+        self.pool = torch.nn.AdaptiveAvgPool1d(2)
+        self.flat = torch.nn.Flatten()
+        self.head = torch.nn.Linear(16, 2)
+
+    def forward(self, x):
+        return self.head(self.flat(self.pool(self.drop(self.gelu(self.conv(x))))))
+
+
+class Order(torch.nn.Module):
+    """A ReLU declared after the convolution it runs before: it takes the convolution's
+    layout all the same (declaration order; torch keeps its first output until the step
+    knows, then predicts from the step before)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+        self.relu = torch.nn.ReLU()
+        self.head = torch.nn.Linear(4 * 8 * 8, 4)
+
+    def forward(self, x):
+        return self.head(self.conv(self.relu(x)).flatten(1))
+
+
+def wide_batch(g):
+    return torch.randn(64, 4, 100, generator=g), torch.randn(64, 2, generator=g)
+
+
 def cnn_batch(g):
     return torch.randn(8, 3, 8, 8, generator=g), torch.randn(8, 4, generator=g)
 
@@ -84,7 +117,8 @@ def dead_cnn():
 
 
 CASES = {"cnn": (Cnn, cnn_batch, cnn_loss), "seq": (Seq, seq_batch, seq_loss),
-         "dead": (dead_cnn, cnn_batch, cnn_loss)}
+         "dead": (dead_cnn, cnn_batch, cnn_loss), "wide": (Wide, wide_batch, cnn_loss),
+         "order": (Order, cnn_batch, cnn_loss)}
 
 
 def train(tmp_path, case, steps):
@@ -101,21 +135,15 @@ def train(tmp_path, case, steps):
     (dump / "graph.json").write_text(json.dumps(
         {"nodes": [{"name": n, "kind": k} for n, k in nodes]}))
     acts = {}
-    reshaped = set()
 
-    def hook(name, kind):
+    def hook(name):
         def f(module, inputs, output):
-            x = st._first_tensor(output).detach().float()
-            if x.dim() > 2 and st.unit_axis(kind, x.dim()) == x.dim() - 1:
-                x = x.reshape(-1, x.shape[-1])
-                reshaped.add(name)
-            acts["act." + name] = x.numpy().copy()
+            acts["act." + name] = st._first_tensor(output).detach().float().numpy().copy()
         return f
 
     for name, module in model.named_modules():
-        kind = type(module).__name__
         if name in dict(nodes):
-            module.register_forward_hook(hook(name, kind))
+            module.register_forward_hook(hook(name))
     g = torch.Generator().manual_seed(1)
     for step in range(steps):
         x, y = batch(g)
@@ -132,7 +160,24 @@ def train(tmp_path, case, steps):
         opt.step()
         w.step(loss)
     w.close()
-    return store, dump, reshaped
+    return store, dump
+
+
+# The layout each node's output is measured in (src/health/layout.rs unit_rules): a ReLU,
+# GELU or dropout takes the layout of the node before it when the ranks match; a Flatten does
+# not (its rank differs); MultiheadAttention's out_proj is never called, so has no output.
+_CNN = {"conv": "NCHW", "bn": "NCHW", "relu": "NCHW", "pool": "NCHW", "flat": "ND", "fc": "ND",
+        "tanh": "ND", "head": "ND"}
+LAYOUTS = {
+    "cnn": _CNN, "dead": _CNN,
+    "seq": {"emb": "NTD", "gru": "NTD", "block.self_attn": "NTD", "block.self_attn.out_proj": None,
+            "block.linear1": "NTD", "block.dropout": "NTD", "block.linear2": "NTD",
+            "block.norm1": "NTD", "block.norm2": "NTD", "block.dropout1": "NTD",
+            "block.dropout2": "NTD", "sig": "NTD", "head": "NTD"},
+    "order": {"conv": "NCHW", "relu": "NCHW", "head": "ND"},
+    "wide": {"conv": "NCL", "gelu": "NCL", "drop": "NCL", "pool": "NCL", "flat": "ND",
+             "head": "ND"},
+}
 
 
 def close(a, b):
@@ -145,12 +190,19 @@ def close(a, b):
 
 @pytest.mark.parametrize("case", sorted(CASES))
 @pytest.mark.parametrize("steps", [1, 3])
-def test_torch_metrics_equal_rusts(tmp_path, cli, case, steps):
+def test_torch_metrics_equal_rusts(tmp_path, capfd, cli, case, steps):
     import subprocess
 
     from somatize._binary import binary
+    from somatize.record import facts
 
-    store, dump, reshaped = train(tmp_path, case, steps)
+    store, dump = train(tmp_path, case, steps)
+    # The layouts the watch declares are ones the companion takes (it says so on stderr when
+    # one is not), and they name the axes Rust read the dump along.
+    assert "layout" not in capfd.readouterr().err
+    declared = {f["node"]: f.get("layout") for f in facts(store, run="watch", forward=steps - 1)
+                if f["node"] != "loss"}
+    assert declared == LAYOUTS[case], declared
     out = subprocess.run([binary(), "import", str(dump), "--store", str(store), "--run", "dump",
                           "--no-tensors"], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
@@ -161,13 +213,12 @@ def test_torch_metrics_equal_rusts(tmp_path, cli, case, steps):
     for node, rust in rust_seen.items():
         mine = torch_seen[node]
         for metric, want in rust.items():
-            if metric == "kind" or metric in RUST_ONLY or \
-                    (metric in FEATURE and node in reshaped):
+            if metric == "kind" or metric in RUST_ONLY:
                 continue
             assert metric in mine, f"{case}: {node} lacks {metric} (rust {want})"
             assert close(mine[metric], want), f"{case}: {node}.{metric}: torch {mine[metric]}, rust {want}"
             compared += 1
-        extra = set(mine) - set(rust) - {"kind"} - (FEATURE if node in reshaped else set())
+        extra = set(mine) - set(rust) - {"kind"}
         assert not extra, f"{case}: {node}: torch sends {extra} that rust does not measure"
     # Every node with an output or a parameter, and the update from the second forward on.
     assert compared > 40

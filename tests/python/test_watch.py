@@ -183,9 +183,8 @@ def test_bf16_and_a_leaf_called_twice(tmp_path):
 def test_the_merged_summaries_of_two_calls_are_those_of_both_outputs():
     torch.manual_seed(0)
     a, b = torch.randn(5, 3) * 3 + 1, torch.randn(7, 3)
-    one = st._merge(st._summarise_output(a, "Linear", None)[0],
-                    st._summarise_output(b, "Linear", None)[0])
-    both = st._summarise_output(torch.cat([a, b]), "Linear", None)[0]
+    one = st._merge(st._summarise_output(a, None), st._summarise_output(b, None))
+    both = st._summarise_output(torch.cat([a, b]), None)
     for k in ("n", "mean", "m2", "sabs", "pos", "zeros"):
         assert torch.allclose(one[k], both[k], rtol=1e-6), k
 
@@ -249,3 +248,43 @@ def test_a_probe_records_one_forward_never_trained(tmp_path):
     assert "act_var" in numbers["1"] and "param_norm" in numbers["0"]
     assert "grad_norm" not in numbers["0"]
     assert all(torch.equal(a, b) for a, b in zip(before, model.parameters()))
+
+
+def test_an_element_wise_node_takes_the_layout_of_the_node_declared_before_it(tmp_path):
+    # A ReLU declared after a convolution reads channel-first (layout.rs), even when it runs
+    # first (its values against Rust's: test_golden.py's "order" case); when the convolution
+    # stops running, the ReLU's predicted axis was wrong and its outputs are not reported for
+    # that step (with a warning), never reported along a wrong axis.
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 3, 3, padding=1)
+            self.relu = torch.nn.ReLU()
+            self.skip = False
+
+        def forward(self, x):
+            h = self.relu(x)
+            return h * self.conv.bias.sum() if self.skip else self.conv(h)
+
+    torch.manual_seed(0)
+    model = Net()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    w = st.watch(model, opt, store=tmp_path, run="order", every=1)
+    x = torch.randn(2, 3, 4, 5)
+    for skip in (False, True):
+        model.skip = skip
+        loss = model(x).square().mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        if skip:
+            with pytest.warns(RuntimeWarning, match="unit axis changed"):
+                w.step(loss)
+        else:
+            w.step(loss)
+    w.close()
+    layouts = [{f["node"]: f.get("layout") for f in facts(tmp_path, run="order", forward=n)}
+               for n in (0, 1)]
+    assert layouts[0]["relu"] == "NCHW"
+    assert layouts[1]["relu"] == "NHWD"  # with no conv output before it: the last axis
+    assert "units" not in seen(tmp_path, run="order", last=1).get("relu", {})
