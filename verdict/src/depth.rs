@@ -45,7 +45,7 @@ pub fn missing_normalisation(nodes: &[NodeSeen], t: &Thresholds, verdict: &mut V
     let head = nodes.iter().rposition(|n| n.get(m::ACT_VAR).is_some());
     // The smallest variance so far in the stretch, per kind: a ReLU halves its input's
     // variance and a pool shrinks it, so only outputs of the same kind are compared.
-    let mut smallest: Vec<(String, f64)> = Vec::new();
+    let mut smallest: Vec<(String, f64, usize)> = Vec::new();
     let mut flagged = false;
     for (i, node) in nodes.iter().enumerate() {
         if classify(&node.kind) == KindClass::Norm {
@@ -59,17 +59,21 @@ pub fn missing_normalisation(nodes: &[NodeSeen], t: &Thresholds, verdict: &mut V
             continue;
         };
         let kind = node.kind.to_ascii_lowercase();
-        let at = smallest.iter().position(|(k, _)| *k == kind);
+        let at = smallest.iter().position(|(k, _, _)| *k == kind);
         if let Some(j) = at {
-            if !flagged && v / smallest[j].1 > growth {
+            // A stretch: growth over at least two layers of the kind, not one layer's.
+            if !flagged && smallest[j].2 >= 2 && v / smallest[j].1 > growth {
                 verdict.raise(&node.name, Flag::plain(FlagKind::MissingNormalisation));
                 flagged = true;
             }
         }
         if v > 0.0 {
             match at {
-                Some(j) => smallest[j].1 = smallest[j].1.min(v),
-                None => smallest.push((kind, v)),
+                Some(j) => {
+                    smallest[j].1 = smallest[j].1.min(v);
+                    smallest[j].2 += 1;
+                }
+                None => smallest.push((kind, v, 1)),
             }
         }
     }
@@ -174,7 +178,8 @@ mod tests {
                     ("Linear", Some(10.1)),
                     ("Linear", Some(50.0)),
                 ],
-                at("n2", "MISSING_NORMALISATION"),
+                // n2 is 10.1x n0, but over one Linear only: a stretch is two or more.
+                at("n3", "MISSING_NORMALISATION"),
             ),
             (
                 &[
@@ -215,9 +220,20 @@ mod tests {
                     ("Linear", Some(1.0)),
                     ("LayerNorm", Some(1.0)),
                     ("Linear", Some(2.0)),
+                    ("Linear", Some(3.0)),
                     ("Linear", Some(22.0)),
                 ],
-                at("n3", "MISSING_NORMALISATION"),
+                at("n4", "MISSING_NORMALISATION"),
+            ),
+            // one layer's growth is not a stretch's.
+            (
+                &[
+                    ("Linear", Some(1.0)),
+                    ("LayerNorm", Some(1.0)),
+                    ("Linear", Some(2.0)),
+                    ("Linear", Some(22.0)),
+                ],
+                none.clone(),
             ),
             // unmeasured nodes do not break a stretch; zero variance is no base.
             (
@@ -225,9 +241,10 @@ mod tests {
                     ("Linear", Some(0.0)),
                     ("Linear", Some(1.0)),
                     ("Conv2d", None),
+                    ("Linear", Some(2.0)),
                     ("Linear", Some(12.0)),
                 ],
-                at("n3", "MISSING_NORMALISATION"),
+                at("n4", "MISSING_NORMALISATION"),
             ),
         ];
         for (nodes, want) in cases {
@@ -245,7 +262,14 @@ mod tests {
     #[test]
     fn changing_one_depth_threshold_changes_the_answer() {
         let grads = chain("grad_norm", &[("Linear", Some(0.5)), ("Linear", Some(0.1))]);
-        let vars = headed("act_var", &[("Linear", Some(1.0)), ("Linear", Some(5.0))]);
+        let vars = headed(
+            "act_var",
+            &[
+                ("Linear", Some(1.0)),
+                ("Linear", Some(2.0)),
+                ("Linear", Some(5.0)),
+            ],
+        );
         let small = chain(
             "grad_norm",
             &[("Linear", Some(2e-5)), ("Linear", Some(0.01))],
@@ -261,7 +285,7 @@ mod tests {
                 "missing_norm_var_growth",
                 4.0,
                 &vars,
-                "n1",
+                "n2",
                 "MISSING_NORMALISATION",
             ),
             ("vanishing_floor", 1.0, &floor, "n0", "VANISHING"),

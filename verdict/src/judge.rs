@@ -376,10 +376,12 @@ pub fn judge(forwards: &[Forward], t: &Thresholds) -> Judgement {
             let at_node = judged
                 .last()
                 .and_then(|f| f.nodes.iter().find(|n| n.name == node));
+            // A trend is a conclusion at the last forward, not a start: a fault that began
+            // before it (the units an overstep killed) is its root.
             ongoing.push(Finding {
                 node: node.to_string(),
                 flag: *flag,
-                since: numbers[0],
+                since: numbers[numbers.len() - 1],
                 until: numbers[numbers.len() - 1],
                 held: judged.len(),
                 in_window: (window, window),

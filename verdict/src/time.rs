@@ -2,6 +2,7 @@
 //! the network's (Dohare et al. measure the three over the whole network).
 
 use crate::flags::{Flag, FlagKind, Verdict};
+use crate::kinds::{classify, KindClass};
 use crate::metrics as m;
 use crate::seen::{Forward, NodeSeen};
 use crate::thresholds::Thresholds;
@@ -102,17 +103,18 @@ fn network_reading(f: &Forward) -> Option<(&str, Reading)> {
             .collect();
         (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
     };
+    // Hidden features are an activation's output (not a flatten's or a pool's of them).
     let hidden: Vec<&NodeSeen> = f
         .nodes
         .iter()
-        .filter(|n| n.get(m::DORMANT_UNIT_FRACTION).is_some() && n.get(m::FEATURE_ERANK).is_some())
+        .filter(|n| {
+            !matches!(classify(&n.kind), KindClass::Norm | KindClass::Other)
+                && n.get(m::DORMANT_UNIT_FRACTION).is_some()
+                && n.get(m::FEATURE_ERANK).is_some()
+        })
         .collect();
-    // The last is the head (the network's answer) when more than one measures them.
-    let last = match hidden.len() {
-        0 => return None,
-        1 => hidden[0],
-        k => hidden[k - 2],
-    };
+    // The last activation's features (the head's output is no activation's).
+    let last = *hidden.last()?;
     let r = Reading {
         param_mean_abs: mean(m::PARAM_MEAN_ABS)?,
         dormant: mean(m::DORMANT_UNIT_FRACTION)?,
