@@ -12,7 +12,7 @@
 //!   passed. Neither is raised, both are said.
 //! - EXPLODING is also judged over time: every node's gradient norm together grown more than
 //!   `exploding_growth` times its smallest at an earlier forward judged, while the loss is no
-//!   lower than it was then.
+//!   lower than it was then; named at the first node with a gradient.
 //! - Raised flags are grouped into faults: one per flag kind, rooted where it started (the
 //!   earliest forward, then the first node), and a fault that explains another folds it under
 //!   itself (STALLED under VANISHING, NARROWING under SATURATED, …). The head folds what
@@ -254,28 +254,10 @@ fn held(forwards: &[Forward], t: &Thresholds) -> Held {
             }
         }
         if let Some(factor) = growth[i] {
-            // Every layer at once: named at the first node whose own gradient grew as much.
-            let first = forwards[..i]
-                .iter()
-                .flat_map(|p| p.nodes.iter())
-                .filter_map(|n| n.get(m::GRAD_NORM).map(|g| (n.name.as_str(), g)))
-                .fold(HashMap::<&str, f64>::new(), |mut acc, (name, g)| {
-                    if g.is_finite() && g > 0.0 {
-                        let e = acc.entry(name).or_insert(g);
-                        *e = e.min(g);
-                    }
-                    acc
-                });
-            let at = f
-                .nodes
-                .iter()
-                .find(|n| {
-                    n.get(m::GRAD_NORM)
-                        .zip(first.get(n.name.as_str()))
-                        .is_some_and(|(g, s)| g / s > t.exploding_growth)
-                })
-                .or_else(|| f.nodes.iter().find(|n| n.get(m::GRAD_NORM).is_some()));
-            if let Some(n) = at {
+            // Every layer at once: a statement about the network, named at its first layer
+            // with a gradient (where the gradient ends its way back), the same node at every
+            // forward so that it can persist.
+            if let Some(n) = f.nodes.iter().find(|n| n.get(m::GRAD_NORM).is_some()) {
                 put(&n.name, Flag::plain(FlagKind::Exploding), i, Some(factor));
             }
         }
@@ -393,11 +375,16 @@ pub fn judge(forwards: &[Forward], t: &Thresholds) -> Judgement {
     // A flag that held at the start or for a while and went away is still the root of a
     // fault it explains that holds now (Adam's first steps overstep, the units they killed
     // stay dead): it is promoted, and the fault is folded under it.
+    // Only a fault's root can be explained so: what it folds already has its cause.
+    let roots: Vec<Finding> = group(ongoing.clone(), &rank)
+        .into_iter()
+        .map(|f| f.root)
+        .collect();
     let mut promoted = Vec::new();
     for pool in [&mut transients, &mut passed] {
         let mut keep = Vec::new();
         for f in pool.drain(..) {
-            let roots = ongoing.iter().any(|o| {
+            let roots = roots.iter().any(|o| {
                 f.since <= o.since
                     && match explains(f.flag.kind, o.flag.kind) {
                         Some(Scope::Anywhere) => true,
@@ -867,6 +854,42 @@ mod tests {
         assert_eq!(rows(&j), vec![row("fc", "OVERSTEPPING")], "{:#?}", j.faults);
         assert!(j.shows(Some("relu"), FlagKind::Dead));
         assert!(j.transients.is_empty());
+        // A flicker that comes after the dead layer began explains nothing that holds now,
+        // even if it precedes what the dead layer explains (VANISHING upstream).
+        let late = run(60, |i| {
+            vec![
+                NodeSeen::new(
+                    "fc",
+                    "Linear",
+                    [
+                        (
+                            "grad_norm",
+                            if i == 12 {
+                                5.0
+                            } else if i > 12 {
+                                0.0
+                            } else {
+                                0.1
+                            },
+                        ),
+                        ("grad_mean_abs", if i > 12 { 0.0 } else { 0.01 }),
+                    ],
+                ),
+                NodeSeen::new(
+                    "relu",
+                    "ReLU",
+                    [
+                        ("dead_unit_fraction", if i < 3 { 0.0 } else { 0.9 }),
+                        ("unit_samples", 64.0),
+                    ],
+                ),
+                NodeSeen::new("out", "Linear", [("grad_norm", 0.05)]),
+            ]
+        });
+        let j = judge(&late, &Thresholds::default());
+        assert_eq!(rows(&j), vec![row("relu", "DEAD")], "{:#?}", j.faults);
+        assert!(j.shows(Some("fc"), FlagKind::Vanishing));
+        assert!(!j.shows(None, FlagKind::Exploding), "{:#?}", j.faults);
         // Without the dead layer after it, the same start is only a transient.
         let calm = run(60, |i| {
             vec![NodeSeen::new(
