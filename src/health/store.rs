@@ -59,10 +59,10 @@ impl From<StoreError> for HealthError {
     }
 }
 
-/// Stats rows keyed like tensors (`act.x`, `param.x.weight`, `grad.x.weight`) are the
+/// Stats rows keyed like tensors (`act.x`, `param.x.weight`, `grad.x.weight`, `update.x.weight`) are the
 /// companion's per-tensor statistics, not nodes.
 fn is_tensor_key(key: &str) -> bool {
-    ["act.", "param.", "grad."]
+    ["act.", "param.", "grad.", "update."]
         .iter()
         .any(|p| key.starts_with(p))
 }
