@@ -296,6 +296,14 @@ pub fn serve(site: Site, listener: TcpListener) -> Result<(), ServeError> {
         reason: e.to_string(),
     })?;
     let hosts = Arc::new(allowed_hosts(addr));
+    // No Nagle: a kept-alive connection otherwise waits out the client's delayed ACK (about
+    // 40 ms) between a response's head and body, which made the page's thousand small range
+    // reads take 50 s instead of a second. Set on the listener, accepted sockets inherit it.
+    socket2::SockRef::from(&listener)
+        .set_tcp_nodelay(true)
+        .map_err(|e| ServeError::Start {
+            reason: e.to_string(),
+        })?;
     let server = tiny_http::Server::from_listener(listener, None)
         .map_err(|e| ServeError::Start {
             reason: e.to_string(),
