@@ -26,6 +26,8 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         site.store.display()
     );
     outln!("open http://{addr}/www/index.html?store=/store/&live=1");
-    serve(site, listener).map_err(|e| e.to_string())?;
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    serve(site, listener);
     Ok(ExitCode::SUCCESS)
 }
