@@ -975,6 +975,7 @@ class Watch:
                         row["act_var"] = a["act_var"]
                         row["act_mean_sq"] = a["act_mean_sq"]
                         row["units"] = units
+                        row["unit_samples"] = a["finite"] / units
                         for name in ("dead", "dormant"):
                             row[f"{name}_units"] = a[f"{name}_units"]
                             row[f"{name}_unit_fraction"] = a[f"{name}_units"] / units
