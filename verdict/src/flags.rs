@@ -147,13 +147,18 @@ impl Verdict {
         self.entries[i].1.retain(|f| f.kind != kind);
         if self.entries[i].1.is_empty() {
             self.entries.remove(i);
-            self.index = self
-                .entries
-                .iter()
-                .enumerate()
-                .map(|(i, (n, _))| (n.clone(), i))
-                .collect();
+            self.reindex();
         }
+    }
+
+    /// The index from node name to entry, rebuilt after entries moved.
+    fn reindex(&mut self) {
+        self.index = self
+            .entries
+            .iter()
+            .enumerate()
+            .map(|(i, (n, _))| (n.clone(), i))
+            .collect();
     }
 
     pub fn order_by<'a>(&mut self, names: impl IntoIterator<Item = &'a str>) {
@@ -163,12 +168,7 @@ impl Verdict {
         }
         self.entries
             .sort_by_key(|(n, _)| rank.get(n.as_str()).copied().unwrap_or(usize::MAX));
-        self.index = self
-            .entries
-            .iter()
-            .enumerate()
-            .map(|(i, (n, _))| (n.clone(), i))
-            .collect();
+        self.reindex();
     }
 
     /// The flags raised at `node` (empty if none).
@@ -245,5 +245,13 @@ mod tests {
         v.order_by(["a", "b"]);
         assert_eq!(v.iter().map(|(n, _)| n).collect::<Vec<_>>(), ["a", "b"]);
         assert!(v.has("b", FlagKind::Stalled) && !v.has("a", FlagKind::Stalled));
+        // Lowering a node's last flag drops the node, and the index follows.
+        v.lower("a", FlagKind::Nan);
+        v.lower("b", FlagKind::Stalled);
+        assert_eq!(
+            v.to_names(),
+            vec![("b".to_string(), vec!["NAN".to_string()])]
+        );
+        assert!(v.has("b", FlagKind::Nan) && v.flags_of("a").is_empty());
     }
 }
