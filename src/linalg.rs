@@ -189,6 +189,27 @@ fn gram(a: &[f64], n: usize, p: usize) -> Vec<f64> {
     out
 }
 
+/// Two representations of the same examples, checked and column-centred: `(n, p, q, X, Y)`.
+type Centred = (usize, usize, usize, Vec<f64>, Vec<f64>);
+
+fn centred_pair(
+    x: &[f64],
+    x_shape: (usize, usize),
+    y: &[f64],
+    y_shape: (usize, usize),
+) -> Result<Centred, LinalgError> {
+    let ((n, p), (m, q)) = (x_shape, y_shape);
+    check(x, n, p)?;
+    check(y, m, q)?;
+    if n != m {
+        return Err(LinalgError::RowsDiffer {
+            x_rows: n,
+            y_rows: m,
+        });
+    }
+    Ok((n, p, q, centred(x, n, p), centred(y, m, q)))
+}
+
 /// Linear CKA (Kornblith et al. 2019) between representations `x` (`n x p`) and `y`
 /// (`n x q`) of the same `n` examples: `‖Yᵀ X‖_F² / (‖Xᵀ X‖_F ‖Yᵀ Y‖_F)` after centring
 /// each column. Taken through the `n x n` Gram matrices (`‖Yᵀ X‖_F² = ⟨X Xᵀ, Y Yᵀ⟩`) when
@@ -200,16 +221,7 @@ pub fn linear_cka(
     y: &[f64],
     y_shape: (usize, usize),
 ) -> Result<Option<f64>, LinalgError> {
-    let ((n, p), (m, q)) = (x_shape, y_shape);
-    check(x, n, p)?;
-    check(y, m, q)?;
-    if n != m {
-        return Err(LinalgError::RowsDiffer {
-            x_rows: n,
-            y_rows: m,
-        });
-    }
-    let (xc, yc) = (centred(x, n, p), centred(y, m, q));
+    let (n, p, q, xc, yc) = centred_pair(x, x_shape, y, y_shape)?;
     let (xy, xx, yy) = if n < p.max(q) {
         let (k, l) = (gram(&xc, n, p), gram(&yc, n, q));
         (dot(&k, &l), dot(&k, &k).sqrt(), dot(&l, &l).sqrt())
@@ -252,19 +264,10 @@ pub fn debiased_linear_cka(
     y: &[f64],
     y_shape: (usize, usize),
 ) -> Result<Option<f64>, LinalgError> {
-    let ((n, p), (m, q)) = (x_shape, y_shape);
-    check(x, n, p)?;
-    check(y, m, q)?;
-    if n != m {
-        return Err(LinalgError::RowsDiffer {
-            x_rows: n,
-            y_rows: m,
-        });
-    }
+    let (n, p, q, xc, yc) = centred_pair(x, x_shape, y, y_shape)?;
     if n < 4 {
         return Ok(None);
     }
-    let (xc, yc) = (centred(x, n, p), centred(y, m, q));
     let (dx, dy) = (row_norms_sq(&xc, p), row_norms_sq(&yc, q));
     let (xy, xx, yy) = if n < p.max(q) {
         let (k, l) = (gram(&xc, n, p), gram(&yc, n, q));

@@ -1,7 +1,7 @@
 //! `somatize record` end to end with the Python helper: the numpy example trains under the
 //! companion and its forwards read back; a command that fails marks the run broke at the
-//! forward it reached. The numpy tests are skipped (with a message) when python3 or numpy is
-//! missing; the torch test runs with the torch venv's Python and fails without it.
+//! forward it reached. The numpy tests need python3 with numpy (scripts/test.sh installs it)
+//! and fail without it; the torch test runs with the torch venv's Python and fails without it.
 
 mod common;
 
@@ -10,15 +10,17 @@ use somatize::store::{DirFs, Field, Store};
 use std::path::Path;
 use std::process::Command;
 
-fn python_with_numpy() -> bool {
+/// python3 with numpy, which these tests need (scripts/test.sh installs it): a failure, not a
+/// skip, when it is not there.
+fn need_python_with_numpy() {
     let ok = Command::new("python3")
         .args(["-c", "import numpy"])
         .output()
         .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("skipped: python3 with numpy is not available");
-    }
-    ok
+    assert!(
+        ok,
+        "python3 with numpy is needed (scripts/test.sh installs it)"
+    );
 }
 
 fn record(root: &Path, run: &str, extra: &[&str]) -> std::process::Output {
@@ -42,9 +44,7 @@ fn record_with(root: &Path, run: &str, flags: &[&str], extra: &[&str]) -> std::p
 
 #[test]
 fn the_numpy_example_records_and_reads_back() {
-    if !python_with_numpy() {
-        return;
-    }
+    need_python_with_numpy();
     let root = temp_dir("py");
     let out = record(&root, "mlp", &["--steps", "12"]);
     assert!(
@@ -115,9 +115,7 @@ fn the_numpy_example_records_and_reads_back() {
 
 #[test]
 fn a_recording_without_fsync_reads_back_the_same() {
-    if !python_with_numpy() {
-        return;
-    }
+    need_python_with_numpy();
     let root = temp_dir("py-nofsync");
     for (run, flags) in [("mlp", &[][..]), ("fast", &["--no-fsync"][..])] {
         let out = record_with(&root, run, flags, &["--steps", "6"]);
@@ -147,9 +145,7 @@ fn a_recording_without_fsync_reads_back_the_same() {
 
 #[test]
 fn a_failing_command_marks_the_run_broke_where_it_stopped() {
-    if !python_with_numpy() {
-        return;
-    }
+    need_python_with_numpy();
     let root = temp_dir("py-fail");
     let out = record(&root, "mlp", &["--steps", "20", "--fail-at", "7"]);
     assert_eq!(
@@ -190,7 +186,7 @@ fn a_command_that_cannot_start_is_an_error() {
 }
 
 /// The Python of the torch venv (`SOMATIZE_VENV`, default `~/.cache/somatize/torch-venv`,
-/// which `scripts/test.sh` creates with torch in it). Missing is a failure, not a skip.
+/// which `scripts/test.sh` creates with torch in it). Without it the test fails.
 fn torch_python() -> std::path::PathBuf {
     let venv = std::env::var_os("SOMATIZE_VENV")
         .map(std::path::PathBuf::from)

@@ -17,8 +17,6 @@ See docs/notebooks.md.
 
 import atexit
 import html
-import os
-import shutil
 import subprocess
 import tempfile
 import threading
@@ -26,28 +24,20 @@ from pathlib import Path
 
 __all__ = ["Report", "Live", "SomatizeError", "binary", "report", "live"]
 
-_REPO = Path(__file__).resolve().parent.parent.parent
-
 
 class SomatizeError(RuntimeError):
     """The somatize binary failed or could not be found; the message is its own."""
 
 
 def binary():
-    """The somatize binary to run: $SOMATIZE_BIN, `somatize` on PATH, or this repository's build."""
-    env = os.environ.get("SOMATIZE_BIN")
-    if env:
-        return env
-    found = shutil.which("somatize")
-    if found:
-        return found
-    for build in ("release", "debug"):
-        candidate = _REPO / "target" / build / "somatize"
-        if candidate.is_file():
-            return str(candidate)
-    raise SomatizeError(
-        "no somatize binary: set SOMATIZE_BIN, put somatize on PATH, or build it (cargo build --release)"
-    )
+    """The somatize binary to run (``somatize._binary.binary``: $SOMATIZE_BIN, the installed
+    one, `somatize` on PATH, or this repository's build), as a SomatizeError when none is."""
+    from ._binary import BinaryNotFound, binary as find
+
+    try:
+        return find()
+    except BinaryNotFound as e:
+        raise SomatizeError(str(e)) from None
 
 
 def _run(args):
