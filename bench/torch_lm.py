@@ -1,5 +1,13 @@
-"""The benchmark behind scripts/bench-torch.sh (see there): step-time ratios of
-``somatize.torch.watch`` against no recording on a 4.2M-parameter transformer LM."""
+"""The benchmark behind scripts/bench-torch.sh (see there): what ``somatize.torch.watch`` costs a
+training step against no recording and against TensorBoard histograms, on a 4.2M-parameter
+transformer LM and on a 124M-parameter GPT-2-sized one.
+
+Every mode trains its own copy of the model (same seed, same batches, AdamW), one step of each
+in turn (each round starting from the next mode), so the machine's drift falls on every mode
+alike. Printed per mode: median and mean
+wall time of a step and their ratios to no recording; CPU time per step (this process's, plus
+the companion's, which runs beside it) and its ratio, steadier than wall time on a busy
+machine; and the record's bytes per step."""
 
 import argparse
 import os
@@ -8,6 +16,7 @@ import statistics
 import sys
 import tempfile
 import time
+from datetime import date
 from pathlib import Path
 
 import torch
@@ -19,21 +28,30 @@ except ImportError:
     sys.path.insert(0, str(ROOT / "python"))
     import somatize.torch as st
 
-VOCAB, D, LAYERS, HEADS, BATCH, T = 2048, 256, 4, 4, 16, 64
+# name: (vocab, d, layers, heads, batch, tokens, tied)
+MODELS = {
+    "lm": (2048, 256, 4, 4, 16, 64, False),
+    "gpt2": (50257, 768, 12, 12, 1, 128, True),
+}
 
 
 class LM(torch.nn.Module):
-    def __init__(self):
+    """A pre-norm causal transformer LM (GPT-2's shape with ``gpt2``: 12 layers, d=768,
+    12 heads, 50,257 tokens, tied embedding: 124M parameters)."""
+
+    def __init__(self, vocab, d, layers, heads, tokens, tied):
         super().__init__()
-        self.tok = torch.nn.Embedding(VOCAB, D)
-        self.pos = torch.nn.Embedding(T, D)
+        self.tok = torch.nn.Embedding(vocab, d)
+        self.pos = torch.nn.Embedding(tokens, d)
         self.blocks = torch.nn.ModuleList(
-            torch.nn.TransformerEncoderLayer(D, HEADS, 4 * D, dropout=0.0, batch_first=True,
+            torch.nn.TransformerEncoderLayer(d, heads, 4 * d, dropout=0.0, batch_first=True,
                                              norm_first=True, activation="gelu")
-            for _ in range(LAYERS))
-        self.norm = torch.nn.LayerNorm(D)
-        self.head = torch.nn.Linear(D, VOCAB, bias=False)
-        self.register_buffer("mask", torch.nn.Transformer.generate_square_subsequent_mask(T))
+            for _ in range(layers))
+        self.norm = torch.nn.LayerNorm(d)
+        self.head = torch.nn.Linear(d, vocab, bias=False)
+        if tied:
+            self.head.weight = self.tok.weight
+        self.register_buffer("mask", torch.nn.Transformer.generate_square_subsequent_mask(tokens))
 
     def forward(self, x):
         h = self.tok(x) + self.pos(torch.arange(x.shape[1]))
@@ -46,53 +64,129 @@ def du(path):
     return sum(f.stat().st_size for f in Path(path).rglob("*") if f.is_file())
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--steps", type=int, default=40)
-    args = ap.parse_args()
-    torch.set_num_threads(1)
-    store = Path(tempfile.mkdtemp(prefix="somatize-bench-"))
+def cpu_of(pid):
+    """User + system CPU seconds of process ``pid`` so far (Linux /proc), or 0."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+class TensorBoard:
+    """What people do with TensorBoard to see inside: a histogram of every parameter and
+    gradient, and the loss, every step."""
+
+    def __init__(self, model, folder):
+        from torch.utils.tensorboard import SummaryWriter
+        self.model, self.folder = model, folder
+        self.writer = SummaryWriter(log_dir=str(folder))
+        self.n = 0
+
+    def step(self, loss):
+        self.writer.add_scalar("loss", loss.item(), self.n)
+        for name, p in self.model.named_parameters():
+            self.writer.add_histogram(name, p.detach(), self.n)
+            if p.grad is not None:
+                self.writer.add_histogram(name + ".grad", p.grad, self.n)
+        self.n += 1
+
+    def close(self):
+        self.writer.close()
+
+
+def run(model_name, steps, warm, modes_wanted):
+    vocab, d, layers, heads, batch, tokens, tied = MODELS[model_name]
+    root = Path(tempfile.mkdtemp(prefix="somatize-bench-"))
+    store = root / "store"
     modes = {}
-    for name, kw in [("none", None), ("default", {}), ("every step", {"every": 1})]:
+    for name in modes_wanted:
         torch.manual_seed(0)
-        model = LM()
+        model = LM(vocab, d, layers, heads, tokens, tied)
         opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
-        w = None if kw is None else st.watch(model, opt, store=store, run=name.replace(" ", "-"),
-                                              **kw)
-        modes[name] = (model, opt, w, [])
-    params = sum(p.numel() for p in modes["none"][0].parameters())
+        run_name = f"{model_name}-{name.replace(' ', '-')}"
+        if name == "none":
+            w = None
+        elif name == "tensorboard":
+            w = TensorBoard(model, root / "tb" / run_name)
+        else:
+            w = st.watch(model, opt, store=store, run=run_name,
+                         **({"every": 1} if name == "every step" else {}))
+        modes[name] = {"model": model, "opt": opt, "w": w, "wall": [], "cpu": [],
+                       "run": run_name, "companion_cpu": 0.0}
+    first = modes[modes_wanted[0]]["model"]
+    params = sum(p.numel() for p in first.parameters())
     g = torch.Generator().manual_seed(1)
-    batches = [torch.randint(0, VOCAB, (BATCH, T + 1), generator=g) for _ in range(8)]
+    batches = [torch.randint(0, vocab, (batch, tokens + 1), generator=g) for _ in range(4)]
     loss_fn = torch.nn.CrossEntropyLoss()
-    for step in range(args.steps + 2):
+    for step in range(steps + warm):
         b = batches[step % len(batches)]
         x, y = b[:, :-1], b[:, 1:]
-        for name, (model, opt, w, times) in modes.items():
-            t0 = time.perf_counter()
-            loss = loss_fn(model(x).reshape(-1, VOCAB), y.reshape(-1))
+        # Each round starts from the next mode, so none of them always follows the one that
+        # evicts the most from the caches (TensorBoard's histograms).
+        order = list(modes.items())
+        order = order[step % len(order):] + order[:step % len(order)]
+        for name, m in order:
+            model, opt, w = m["model"], m["opt"], m["w"]
+            companion = getattr(getattr(w, "_companion", None), "pid", None)
+            if step == warm and companion:
+                m["companion_cpu"] = -cpu_of(companion)
+            t0, c0 = time.perf_counter(), time.process_time()
+            loss = loss_fn(model(x).reshape(-1, vocab), y.reshape(-1))
             opt.zero_grad()
             loss.backward()
             opt.step()
             if w is not None:
                 w.step(loss)
-            if step >= 2:  # the first steps warm up allocators and caches
-                times.append(time.perf_counter() - t0)
-    for _, (_, _, w, _) in modes.items():
+            if step >= warm:  # the first steps warm up allocators and caches
+                m["wall"].append(time.perf_counter() - t0)
+                m["cpu"].append(time.process_time() - c0)
+    for name, m in modes.items():
+        w = m["w"]
+        companion = getattr(getattr(w, "_companion", None), "pid", None)
+        if companion:
+            m["companion_cpu"] += cpu_of(companion)
         if w is not None:
             w.close()
-    base_med = statistics.median(modes["none"][3])
-    base_mean = statistics.mean(modes["none"][3])
-    print(f"transformer LM: {params / 1e6:.2f}M parameters, {LAYERS} pre-norm layers, d={D}, "
-          f"batch {BATCH}x{T}, CPU, 1 thread, {args.steps} steps each, alternating")
+    base = modes[modes_wanted[0]]
+    base_med, base_mean = statistics.median(base["wall"]), statistics.mean(base["wall"])
+    base_cpu = statistics.mean(base["cpu"])
+    print(f"{model_name}: {params / 1e6:.2f}M parameters, {layers} pre-norm layers, d={d}, "
+          f"batch {batch}x{tokens}, AdamW, CPU, 1 thread, {steps} steps each (after {warm} "
+          f"warm-up), alternating; {date.today().isoformat()}")
     print(f"{'mode':<12} {'median ms':>10} {'ratio':>7} {'mean ms':>9} {'ratio':>7} "
-          f"{'store/step':>11}")
-    for name, (_, _, w, times) in modes.items():
-        med, mean = statistics.median(times), statistics.mean(times)
-        run = store / "runs" / name.replace(" ", "-")
-        per_step = du(run) / (args.steps + 2) if w is not None else 0
+          f"{'cpu ms':>8} {'ratio':>7} {'companion':>10} {'store/step':>11}")
+    for name, m in modes.items():
+        med, mean = statistics.median(m["wall"]), statistics.mean(m["wall"])
+        cpu = statistics.mean(m["cpu"]) + m["companion_cpu"] / steps
+        if name == "none":
+            per_step = 0
+        elif name == "tensorboard":
+            per_step = du(root / "tb" / m["run"]) / (steps + warm)
+        else:
+            per_step = du(store / "runs" / m["run"]) / (steps + warm)
         print(f"{name:<12} {med * 1e3:>10.1f} {med / base_med:>7.3f} {mean * 1e3:>9.1f} "
-              f"{mean / base_mean:>7.3f} {per_step / 1024:>9.1f} KB")
-    shutil.rmtree(store, ignore_errors=True)
+              f"{mean / base_mean:>7.3f} {cpu * 1e3:>8.1f} {cpu / base_cpu:>7.3f} "
+              f"{m['companion_cpu'] / steps * 1e3:>7.1f} ms "
+              f"{per_step / 1024:>8.1f} KB")
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", choices=[*MODELS, "both"], default="both")
+    ap.add_argument("--steps", type=int, default=40, help="measured steps of the small LM")
+    ap.add_argument("--big-steps", type=int, default=3, help="measured steps of GPT-2 size")
+    ap.add_argument("--modes", default="none,default,every step,tensorboard")
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    modes = [m.strip() for m in args.modes.split(",")]
+    if modes[0] != "none":
+        sys.exit("--modes: the first mode is the baseline, none")
+    if args.model in ("lm", "both"):
+        run("lm", args.steps, 2, modes)
+    if args.model in ("gpt2", "both"):
+        run("gpt2", args.big_steps, 1, modes)
 
 
 if __name__ == "__main__":

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# What recording costs a PyTorch training step (issue 18): a 4.2M-parameter transformer LM
-# (4 pre-norm layers, d=256, batch 16x64 tokens, CPU, one thread) trained three ways side by
-# side in one process, one step of each in turn: no recording, `watch` at its default
-# schedule, and every summary every step (acts_every=1). Prints median and mean step times,
-# their ratios to no recording, and store bytes per step.
-# Usage: scripts/bench-torch.sh [STEPS]   (default 40; the venv: $SOMATIZE_VENV)
+# What recording costs a PyTorch training step (issue 18), side by side in one process, one
+# step of each mode in turn: no recording, `watch` at its default schedule, every summary
+# every step (every=1), and TensorBoard histograms of every parameter and gradient. On a
+# 4.2M-parameter transformer LM (4 pre-norm layers, d=256, batch 16x64 tokens) and a
+# 124M-parameter GPT-2-sized one (12 layers, d=768, tied embedding, batch 1x128) for a few
+# steps; CPU, one thread, AdamW. Prints median and mean step times, CPU time per step (with
+# the companion's) and their ratios to no recording, and store bytes per step.
+# Usage: scripts/bench-torch.sh [LM_STEPS [GPT2_STEPS]]   (default 40 and 3; venv: $SOMATIZE_VENV)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="${SOMATIZE_VENV:-$HOME/.cache/somatize/torch-venv}"
-STEPS="${1:-40}"
-exec "$VENV/bin/python" bench/torch_lm.py --steps "$STEPS"
+"$VENV/bin/python" -c 'import tensorboard' 2>/dev/null || "$VENV/bin/pip" install -q tensorboard
+exec "$VENV/bin/python" bench/torch_lm.py --steps "${1:-40}" --big-steps "${2:-3}"

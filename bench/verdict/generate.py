@@ -4,6 +4,7 @@ into a store without their tensors, and write the labels.
 
     /root/.cache/somatize/torch-venv/bin/python bench/verdict/generate.py [--only A,B] [--jobs N]
     ... generate.py --reimport          # re-import the cached dumps, no training
+    ... generate.py --store S --dumps D --labels L --watch-store W   # also through watch
 
 Without --only the store is made afresh. With --only the named runs are replaced in place
 (the store's append-only listing.jsonl then names them twice; commit a corpus from a full run
@@ -488,8 +489,10 @@ OPT_NAME = {"sgd": "SGD", "sgd_m": "SGD momentum 0.9", "adam": "Adam",
 # ---------------------------------------------------------------------------------------------
 
 
-def train(run, out_dir):
-    """Train `run`, dump it into `out_dir`, and return what the label check needs."""
+def train(run, out_dir, watch_store=None):
+    """Train `run`, dump it into `out_dir`, and return what the label check needs. With
+    `watch_store`, the same training is also recorded through `somatize.torch.watch` (at the
+    run's `every`) into that store, as run `run["name"]`: the watch path of the same run."""
     import numpy as np
     import torch
 
@@ -531,6 +534,14 @@ def train(run, out_dir):
 
     for name, m in nodes:
         m.register_forward_hook(hook(name))
+    watch = None
+    if watch_store:
+        try:
+            import somatize.torch as st
+        except ImportError:
+            sys.path.insert(0, os.path.join(ROOT, "python"))
+            import somatize.torch as st
+        watch = st.watch(model, opt, store=watch_store, run=run["name"], every=run["every"])
 
     os.makedirs(out_dir, exist_ok=True)
     for f in os.listdir(out_dir):
@@ -588,8 +599,12 @@ def train(run, out_dir):
                 arrays[f"update.{k}"] = (p.detach() - before[k]).numpy().astype(np.float32)
             nonfinite += sum(int((~np.isfinite(a)).sum()) for a in arrays.values())
             np.savez(os.path.join(out_dir, f"step_{step:06d}.npz"), **arrays)
+        if watch is not None:
+            watch.step(loss)
         if run.get("stop") and losses[-1] > run["stop"] * losses[0]:
             break  # stopped by hand before any NaN, as a user who sees the loss climb would
+    if watch is not None:
+        watch.close()
     graph = {"nodes": []}
     for name, m in nodes:
         node = {"name": name, "kind": type(m).__name__}
@@ -829,8 +844,8 @@ def do_import(binary, dump_dir, store, name):
 
 def one(args):
     """Train one run and label it: (name, label, None) or (name, None, why it failed)."""
-    run, dumps = args
-    facts = train(run, os.path.join(dumps, run["name"]))
+    run, dumps, watch_store = args
+    facts = train(run, os.path.join(dumps, run["name"]), watch_store)
     try:
         return run["name"], label(run, facts), None
     except AssertionError as e:
@@ -855,7 +870,15 @@ def main():
     ap.add_argument("--drop-unbuilt", action="store_true",
                     help="leave out (unlabelled) a run that does not behave as built instead of "
                          "stopping; for a fresh-seed corpus, never for the committed one")
+    ap.add_argument("--watch-store",
+                    help="also record each run as it trains through somatize.torch.watch into "
+                         "this store (the watch path of the same runs, scored beside the "
+                         "dumps'; see docs/verdict-benchmark.md)")
     args = ap.parse_args()
+    if args.watch_store:
+        # The watch's companion is the binary the dumps are imported with.
+        os.environ["SOMATIZE_BIN"] = os.path.abspath(somatize_bin(args.bin))
+        os.makedirs(args.watch_store, exist_ok=True)
     all_runs = runs()
     for r in all_runs:
         r["seed"] += args.seed_offset
@@ -876,7 +899,7 @@ def main():
         with open(args.labels) as f:
             labels = json.load(f).get("runs", {})
     if not args.reimport:
-        todo = [(r, args.dumps) for r in chosen]
+        todo = [(r, args.dumps, args.watch_store) for r in chosen]
         if args.jobs > 1:
             with ProcessPoolExecutor(args.jobs) as ex:
                 results = list(ex.map(one, todo))

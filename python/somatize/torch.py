@@ -62,13 +62,11 @@ SATURATED_OUTPUT = 0.97
 SATURATED_UNIT_SHARE = 0.99
 IGNORED_UTILITY = 0.01
 UPDATE_RANK_RESOLUTION = 1e-5
-# src/health/rank.rs: srank's delta, the caps on a matrix whose singular values are taken
-# (min(rows, cols)^2 * max(rows, cols) and entries), and the most rows of an output's
-# (positions x units) feature matrix (past it, rows at an even stride).
+# src/health/rank.rs: srank's delta, and the most rows and columns of a matrix whose singular
+# values are taken (a longer side is read at an even stride).
 SRANK_DELTA = 0.01
-RANK_MAX_WORK = 1 << 31
-RANK_MAX_ENTRIES = 1 << 25
-FEATURE_MAX_ROWS = 4096
+SPECTRUM_MAX_ROWS = 64
+SPECTRUM_MAX_COLS = 128
 
 # The default schedule of full summaries: chosen for the overhead target (scripts/bench-torch.sh).
 DEFAULT_EVERY = 10
@@ -202,11 +200,20 @@ def _scratch(rows, shape):
 
 
 def _abs_sum(t):
-    """Σ|t| in float32 (through the scratch buffer on the CPU)."""
+    """Σ|t| in float32 (through the scratch buffer on the CPU: a fresh tensor of that size
+    costs a page fault per page, and the multi-tensor 1-norm is several times slower)."""
     if t.device.type == "cpu" and t.dtype == torch.float32 and t.numel():
         _, buf = _scratch(1, t.shape)
         return torch.abs(t, out=buf).sum()
     return t.abs().sum(dtype=torch.float32)
+
+
+def _absmax(t):
+    """max |t| in float32, 0 for an empty tensor (aminmax: on the CPU about 20 times faster
+    than the multi-tensor ∞-norm)."""
+    if not t.numel():
+        return torch.zeros((), dtype=torch.float32, device=t.device)
+    return torch.stack(torch.aminmax(t)).abs().max().to(torch.float32)
 
 
 def _units_matrix(x, axis):
@@ -246,8 +253,10 @@ def _summarise_output(x2, scale):
             s64, ss64 = s.to(torch.float64), ss.to(torch.float64)
             shifted = s64 / n
             sabs = (ones @ torch.abs(x2, out=buf))[0]
-            nonzero = (ones @ torch.sign(x2, out=buf).abs_())[0]
-            pos = (ones @ torch.sign(x2, out=buf).clamp_(min=0))[0]
+            # Σ sign = positives − negatives and Σ |sign| = positives + negatives.
+            signs = (ones @ torch.sign(x2, out=buf))[0]
+            nonzero = (ones @ buf.abs_())[0]
+            pos = (signs + nonzero) * 0.5
             fast = {
                 "n": torch.full((units,), n, dtype=torch.float64),
                 "mean": x2[0].to(torch.float64) + shifted,
@@ -363,7 +372,7 @@ def _finish_units(u, scale, outgoing):
         mean_utility = over_live(utility)
         fields["ignored_units"] = count(~dormant & (utility <= IGNORED_UTILITY * mean_utility))
         fields["has_ignored"] = torch.ones((), dtype=torch.float64, device=n.device)
-    return torch.stack([fields[k].to(torch.float64) for k in _ACT_FIELDS])
+    return torch.stack([fields[k] for k in _ACT_FIELDS])  # every field is float64
 
 
 def _outgoing_mean_abs(w, units):
@@ -404,44 +413,48 @@ def _outgoing_mean_abs(w, units):
 
 
 def _as_matrix(shape):
-    """rank.rs ``as_matrix``: (rows, cols) of the first axis by the rest, within the caps."""
+    """rank.rs ``as_matrix``: (rows, cols) of the first axis by the rest; None for fewer than
+    two axes or an empty tensor."""
     if len(shape) < 2:
         return None
     rows, cols = shape[0], math.prod(shape[1:])
-    return (rows, cols) if _within_caps(rows, cols) else None
+    return (rows, cols) if rows > 0 and cols > 0 else None
 
 
-def _within_caps(rows, cols):
-    """rank.rs ``within_caps``: not empty, at most RANK_MAX_ENTRIES entries and
-    min² · max at most RANK_MAX_WORK."""
-    k, big = min(rows, cols), max(rows, cols)
-    return 0 < rows * cols <= RANK_MAX_ENTRIES and k * k * big <= RANK_MAX_WORK
+def _stride(n, most):
+    """rank.rs ``spectrum_stride``: the stride a side of ``n`` is read at (at most ``most`` of
+    it taken), and how many are taken."""
+    stride = max(-(-n // most), 1)
+    return stride, -(-n // stride)
 
 
-def _feature_rows(positions, units):
-    """rank.rs ``feature_matrix``: the stride the (positions × units) matrix's rows are taken
-    at (at most FEATURE_MAX_ROWS of them), or None when it is empty or over the caps."""
-    if units == 0 or positions == 0:
-        return None
-    stride = max(-(-positions // FEATURE_MAX_ROWS), 1)
-    rows = -(-positions // stride)
-    return stride if _within_caps(rows, units) else None
+def _spectrum_sample(m):
+    """The rows and columns of the matrix ``m`` whose singular values are taken (rank.rs's
+    strides: at most SPECTRUM_MAX_ROWS rows and SPECTRUM_MAX_COLS columns), as a small float64
+    copy on its device."""
+    (rs, _), (cs, _) = _stride(m.shape[0], SPECTRUM_MAX_ROWS), _stride(m.shape[1],
+                                                                         SPECTRUM_MAX_COLS)
+    return m.detach()[::rs, ::cs].to(torch.float64, copy=True)
 
 
-def _singular_values(t, rows, cols):
-    """[all finite (1/0), σ…] of ``t`` as a rows × cols matrix, float64, on its device."""
-    m = t.detach().reshape(rows, cols).to(torch.float64)
-    finite = torch.isfinite(m).all()
-    m = torch.where(finite, m, torch.zeros((), dtype=m.dtype, device=m.device))
-    # The same values; LAPACK takes a row-major wide matrix about twice as fast transposed
-    # (1024 × 2048: 0.6 s against 1.4 s on one core).
-    sv = torch.linalg.svdvals(m.T if rows < cols else m)
-    return torch.cat([finite.to(torch.float64).reshape(1), sv])
+def _spectra(samples):
+    """One row [all finite (1/0), σ…, zeros] of SPECTRUM_MAX_ROWS + 1 per sample, by one
+    batched SVD on the device: each sample sits in a zero-padded ROWS × COLS matrix, whose
+    singular values are the sample's followed by zeros (a sample with a non-finite entry is
+    zeroed and marked)."""
+    batch = torch.zeros(len(samples), SPECTRUM_MAX_ROWS, SPECTRUM_MAX_COLS,
+                        dtype=torch.float64, device=samples[0].device)
+    for i, m in enumerate(samples):
+        batch[i, :m.shape[0], :m.shape[1]] = m
+    finite = torch.isfinite(batch).flatten(1).all(1)
+    batch = torch.where(finite[:, None, None], batch, torch.zeros((), dtype=batch.dtype,
+                                                                  device=batch.device))
+    return torch.cat([finite.to(torch.float64)[:, None], torch.linalg.svdvals(batch)], dim=1)
 
 
 def _rank_metrics(of, sv, bound=None, samples=None):
     """rank.rs ``rank_of`` of the singular values ``sv`` (host floats): for the update and the
-    gradient of a weight of ``bound`` = min(rows, cols), with ``samples`` (the positions per
+    gradient of a weight whose sample is ``bound`` = min(rows, cols) of it, with ``samples`` (the positions per
     unit of the node's output) when known, ``rank_dims`` = min(rows, cols, samples),
     ``rank_samples`` and the erank's fraction of that bound."""
     names = {"update": ("update_erank", "update_srank"), "grad": ("grad_erank", "grad_srank"),
@@ -502,7 +515,7 @@ class _Node:
         self.next_weight = None
         self.rank_i = None      # the weight whose update and gradient get ranks (_param_list)
         self.rank_shape = None  # its (rows, cols)
-        self.feature = None     # this step's output singular values, on the device
+        self.feature = None     # this step's output sample for its spectrum, on the device
 
 
 class Watch:
@@ -533,6 +546,7 @@ class Watch:
         self._by_module = {}
         self._handles = []
         self._units = {}
+        self._summaries = {}  # this step's output summaries by tensor, for a repeated one
         self._acts = {}
         self._pending = None
         self._params_now = None
@@ -698,16 +712,22 @@ class Watch:
         if x.numel() == 0:
             return  # nothing to measure (as measure.rs: no per-unit sums of an empty output)
         axis = unit_axis(node.kind, x.dim(), rule)
-        x2 = _units_matrix(x, axis)
-        positions, units = x2.shape
+        # A module that hands its input on unchanged (dropout at p = 0 or in eval, identity)
+        # outputs the tensor its producer's output was: the same values read the same way
+        # are summarised once per step.
+        # (The very tensor object, alive, unchanged since: a weak reference, so nothing is
+        # kept alive for this and a freed tensor's address never matches.)
+        key = (id(x), x._version, axis, node.scale)
+        seen = self._summaries.get(key)
+        if seen is None or seen[0]() is not x:
+            x2 = _units_matrix(x, axis)
+            positions, units = x2.shape
+            sample = (_spectrum_sample(x2) if axis is not None and positions > 0 and units > 0
+                      else None)
+            seen = self._summaries[key] = (weakref.ref(x), _summarise_output(x2, node.scale),
+                                           sample, positions)
+        _, s, node.feature, positions = seen
         node.samples += positions
-        node.feature = None
-        if axis is not None:
-            stride = _feature_rows(positions, units)
-            if stride is not None:
-                rows = x2[::stride]
-                node.feature = _singular_values(rows, rows.shape[0], units)
-        s = _summarise_output(x2, node.scale)
         self._units[node.name] = _merge(self._units.get(node.name), s)
 
     def _settle_outputs(self):
@@ -751,23 +771,28 @@ class Watch:
             ps = [p.detach() for p in self._param_list]
             gs = [p.grad.detach() for p in self._param_list if p.grad is not None]
             gi = [i for i, p in enumerate(self._param_list) if p.grad is not None]
+            # float32 scalars, stacked once.
             parts = [*_norms(ps, 2)]
             if gs:
                 parts += [*_norms(gs, 2)]
             if full:
                 parts += [_abs_sum(p) for p in ps]
-                parts += [torch.stack(torch.aminmax(p)).abs().max() if p.numel() else
-                          torch.zeros((), device=p.device) for p in ps]
+                parts += [_absmax(p) for p in ps]
                 parts += [_abs_sum(g) for g in gs]
-                parts += [g.numel() - torch.count_nonzero(g) for g in gs]
-            vec = torch.stack([t.to(torch.float64) for t in parts])
+            vec = torch.stack(parts).to(torch.float64)
+            if full and gs:
+                sizes = torch.tensor([g.numel() for g in gs], dtype=torch.float64,
+                                     device=vec.device)
+                nonzero = torch.stack([torch.count_nonzero(g) for g in gs]).to(torch.float64)
+                vec = torch.cat([vec, sizes - nonzero.to(vec.device)])
             grad_sv = {}
             if full:
                 for node in self._nodes:
                     if node.rank_shape is not None:
                         g = self._param_list[node.rank_i].grad
                         if g is not None:
-                            grad_sv[node.name] = _singular_values(g, *node.rank_shape)
+                            grad_sv[node.name] = _spectrum_sample(
+                                g.reshape(node.rank_shape))
             self._grad_sv = grad_sv
             # A non-finite value makes its tensor's norm non-finite: measure those tensors
             # again, finite values only, before the optimizer changes them (this check syncs
@@ -800,7 +825,8 @@ class Watch:
             torch._foreach_sub_(self._before, [p.detach() for p in self._param_list])
             self._pending = torch.stack([t.to(torch.float64) for t in _norms(self._before, 2)])
             # (W_before - W_after has the update's singular values.)
-            self._pending_sv = {n.name: _singular_values(self._before[n.rank_i], *n.rank_shape)
+            self._pending_sv = {n.name: _spectrum_sample(
+                                    self._before[n.rank_i].reshape(n.rank_shape))
                                 for n in self._nodes if n.rank_shape is not None}
 
     # -- the step ------------------------------------------------------------------------
@@ -837,16 +863,24 @@ class Watch:
         if self._pending is not None:
             parts.append(self._pending)
         parts += list(acts.values())
-        # Singular values: each [finite, σ…], in a fixed order the host reads back.
-        svs = []
+        # Singular values: each sample's row [finite, σ…, zeros], in a fixed order the host
+        # reads back, all of them by one batched SVD.
+        svs, samples = [], []
         for node in self._nodes:
-            for of, sv in (("grad", self._grad_sv.get(node.name) if full else None),
-                           ("feature", node.feature),
-                           ("update", self._pending_sv.get(node.name)
-                            if self._pending is not None else None)):
-                if sv is not None:
-                    svs.append((node.name, of, sv.numel()))
-                    parts.append(sv)
+            for of, m in (("grad", self._grad_sv.get(node.name) if full else None),
+                          ("feature", node.feature),
+                          ("update", self._pending_sv.get(node.name)
+                           if self._pending is not None else None)):
+                if m is not None:
+                    svs.append((node.name, of, min(m.shape), id(m)))
+                    samples.append(m)
+        if samples:
+            # A sample shared by nodes (an output handed on unchanged) is decomposed once.
+            unique = list({id(m): m for m in samples}.values())
+            row = {id(m): i for i, m in enumerate(unique)}
+            svs = [(name, of, k, row[i]) for name, of, k, i in svs]
+            with torch.no_grad():
+                parts.append(_spectra(unique))
         if loss is not None:
             parts.append(loss.detach().reshape(1).to(torch.float64))
         # The one copy to the host of this step.
@@ -856,6 +890,7 @@ class Watch:
         tensors = self._whole_tensors() if self._keeping() else None
         self._send(forward, loss, facts, stats, tensors)
         self._units = {}
+        self._summaries = {}
         self._acts = {}
         self._params_now = None
         self._pending = None
@@ -994,8 +1029,10 @@ class Watch:
                 stats[node.name] = row
         ranks = {}
         next_update_sv = {}
-        for name, of, n in svs:
-            vals = take(n)
+        width = SPECTRUM_MAX_ROWS + 1
+        spectra = take(width * (1 + max((r for *_, r in svs), default=-1)))
+        for name, of, k, r in svs:
+            vals = spectra[r * width:r * width + 1 + k]
             if vals[0] != 1.0:
                 continue  # a non-finite entry: no singular values, as rank.rs
             if of == "update":
@@ -1013,7 +1050,9 @@ class Watch:
                 sv = self._update_sv_host.get(node.name) if of == "update" \
                     else ranks.get((node.name, of))
                 if sv is not None:
-                    bound = min(node.rank_shape) if node.rank_shape is not None else None
+                    bound = (min(_stride(node.rank_shape[0], SPECTRUM_MAX_ROWS)[1],
+                                 _stride(node.rank_shape[1], SPECTRUM_MAX_COLS)[1])
+                             if node.rank_shape is not None else None)
                     stats.setdefault(node.name, {}).update(
                         _rank_metrics(of, sv, bound, node.samples or None))
         self._update_sv_host = next_update_sv

@@ -9,16 +9,20 @@ use somatize_verdict::metrics as m;
 
 /// The δ of srank_δ (Kumar et al., ICLR 2021).
 pub const SRANK_DELTA: f64 = 0.01;
-/// The most work, min(rows, cols)² · max(rows, cols), a matrix may cost for its singular
-/// values to be taken (about a second on one core in an optimised build): a 768 × 3072 layer
-/// (1.8e9) is measured, a 1024 × 4096 one is not.
-pub const RANK_MAX_WORK: u128 = 1 << 31;
-/// The most entries a matrix may have for its singular values to be taken (256 MiB of f64).
-pub const RANK_MAX_ENTRIES: usize = 1 << 25;
-/// The most rows (samples × positions) of an output's feature matrix: past it, rows are taken
-/// at an even stride (a sample of the positions; the effective rank of `units` columns needs
-/// a few times `units` rows, not all of them).
-pub const FEATURE_MAX_ROWS: usize = 4096;
+/// The most rows of the matrix whose singular values are taken: more rows (a weight's output
+/// units, an output's positions) are read at an even stride (rows 0, s, 2s, … with
+/// s = ⌈rows / 64⌉).
+pub const SPECTRUM_MAX_ROWS: usize = 64;
+/// The most columns (a weight's inputs, an output's units), read the same way. Every spectrum
+/// then costs at most a 64 × 128 SVD however wide the layer: cheap enough to take at every
+/// step on the device (issue 18: the 70-odd spectra of a 4M-parameter transformer in one
+/// batched SVD of a few tens of ms), and the same sample whether the whole tensor or torch's
+/// summary is measured. A strided sample of a rank-k matrix has rank at most k, and
+/// `rank_dims` is the sample's, so the fractions read against what the sample can hold. The
+/// columns are the wider side so that up to 128 units are all kept: a layer whose units
+/// mostly died keeps its few live ones in the sample (with 64 at a stride of 2, the live
+/// units of a 128-wide layer could all fall between the samples).
+pub const SPECTRUM_MAX_COLS: usize = 128;
 
 /// Which matrix the singular values are of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,26 +91,43 @@ pub fn rank_metrics(of: RankOf, singular_values: &[f64]) -> Metrics {
 }
 
 /// The (rows, cols) of a tensor as a matrix: its first axis by the rest flattened; `None`
-/// for a tensor of fewer than two axes, an empty one, or one over [`RANK_MAX_ENTRIES`] or
-/// [`RANK_MAX_WORK`].
+/// for a tensor of fewer than two axes or an empty one.
 pub fn as_matrix(shape: &[usize]) -> Option<(usize, usize)> {
     let (&rows, rest) = shape.split_first()?;
     if rest.is_empty() {
         return None;
     }
     let cols = rest.iter().try_fold(1usize, |a, &d| a.checked_mul(d))?;
-    within_caps(rows, cols).then_some((rows, cols))
+    (rows > 0 && cols > 0 && rows.checked_mul(cols).is_some()).then_some((rows, cols))
 }
 
-/// Whether a `rows × cols` matrix is under the caps and not empty.
-fn within_caps(rows: usize, cols: usize) -> bool {
-    let (k, l) = (rows.min(cols) as u128, rows.max(cols) as u128);
-    let entries = rows.checked_mul(cols);
-    entries.is_some_and(|e| e > 0 && e <= RANK_MAX_ENTRIES) && k * k * l <= RANK_MAX_WORK
+/// The stride a side of `n` is read at so that at most `most` of it is taken, and how many
+/// are taken.
+pub fn spectrum_stride(n: usize, most: usize) -> (usize, usize) {
+    let stride = n.div_ceil(most.max(1)).max(1);
+    (stride, n.div_ceil(stride))
 }
 
-/// The rank metrics of `values` (row-major, `shape` read as [`as_matrix`]); empty when the
-/// matrix is over the caps, has a non-finite entry, or is all zeros. For the update and the
+/// Rows and columns of a row-major `rows × cols` matrix at [`spectrum_stride`]: the matrix
+/// the singular values are taken of, with its (rows, cols).
+fn spectrum_sample(values: &[f64], rows: usize, cols: usize) -> Option<(Vec<f64>, usize, usize)> {
+    let ((rs, r), (cs, c)) = (
+        spectrum_stride(rows, SPECTRUM_MAX_ROWS),
+        spectrum_stride(cols, SPECTRUM_MAX_COLS),
+    );
+    let mut out = Vec::with_capacity(r * c);
+    for i in (0..rows).step_by(rs) {
+        let row = values.get(i.checked_mul(cols)?..)?;
+        for j in (0..cols).step_by(cs) {
+            out.push(*row.get(j)?);
+        }
+    }
+    Some((out, r, c))
+}
+
+/// The rank metrics of `values` (row-major, `shape` read as [`as_matrix`], at most
+/// [`SPECTRUM_MAX_ROWS`] rows and [`SPECTRUM_MAX_COLS`] columns of it at an even stride); empty when the sample has
+/// a non-finite entry or is all zeros. For the update and the
 /// gradient of a weight, `samples` is how many input rows (samples × positions) the step
 /// summed over when it is known: an SGD step's update is a sum of that many outer products, so
 /// its rank is at most min(rows, cols, samples). Then `rank_dims` is that bound and
@@ -116,7 +137,10 @@ pub fn rank_of(of: RankOf, values: &[f64], shape: &[usize], samples: Option<usiz
     let Some((rows, cols)) = as_matrix(shape) else {
         return Metrics::new();
     };
-    let Some(sv) = singular_values(values, rows, cols) else {
+    let Some((sample, rows, cols)) = spectrum_sample(values, rows, cols) else {
+        return Metrics::new();
+    };
+    let Some(sv) = singular_values(&sample, rows, cols) else {
         return Metrics::new();
     };
     let mut out = rank_metrics(of, &sv);
@@ -144,8 +168,7 @@ fn singular_values(values: &[f64], rows: usize, cols: usize) -> Option<Vec<f64>>
     linalg::singular_values(values, rows, cols).ok()
 }
 
-/// The rank metrics of a weight's gradient as a matrix (see [`rank_of`]); read only when
-/// under the caps.
+/// The rank metrics of a weight's gradient as a matrix (see [`rank_of`]).
 pub fn rank_of_tensor(of: RankOf, t: &TypedTensor, samples: Option<usize>) -> Metrics {
     if as_matrix(&t.shape).is_none() {
         return Metrics::new();
@@ -154,9 +177,9 @@ pub fn rank_of_tensor(of: RankOf, t: &TypedTensor, samples: Option<usize>) -> Me
 }
 
 /// An output as a (positions × units) matrix: every axis but the unit axis `axis` is a row
-/// (samples and positions), the units are the columns; at most [`FEATURE_MAX_ROWS`] rows,
-/// taken at an even stride. `None` for an output of fewer than two axes, a bad axis, or one
-/// over the caps.
+/// (samples and positions), the units are the columns; at most [`SPECTRUM_MAX_ROWS`] rows and
+/// [`SPECTRUM_MAX_COLS`] columns, taken at an even stride ([`spectrum_stride`]). `None` for an output of fewer than two axes
+/// or a bad axis.
 pub fn feature_matrix(t: &TypedTensor, axis: usize) -> Option<(Vec<f64>, usize, usize)> {
     let units = *t.shape.get(axis)?;
     if t.shape.len() < 2 || units == 0 {
@@ -164,20 +187,26 @@ pub fn feature_matrix(t: &TypedTensor, axis: usize) -> Option<(Vec<f64>, usize, 
     }
     let inner: usize = t.shape.get(axis + 1..)?.iter().product();
     let positions = t.len() / units;
-    let stride = positions.div_ceil(FEATURE_MAX_ROWS).max(1);
-    let rows = positions.div_ceil(stride);
-    if !within_caps(rows, units) {
+    if positions == 0 {
         return None;
     }
+    let ((stride, rows), (ustride, cols)) = (
+        spectrum_stride(positions, SPECTRUM_MAX_ROWS),
+        spectrum_stride(units, SPECTRUM_MAX_COLS),
+    );
     let values = t.data.to_f64();
-    let mut out = Vec::with_capacity(rows * units);
+    let mut out = Vec::with_capacity(rows * cols);
     for r in (0..positions).step_by(stride) {
         // Position r is (outer, inner) around the unit axis.
         let (outer, within) = (r / inner.max(1), r % inner.max(1));
         let base = outer * units * inner + within;
-        out.extend((0..units).map(|u| values.get(base + u * inner).copied().unwrap_or(0.0)));
+        out.extend(
+            (0..units)
+                .step_by(ustride)
+                .map(|u| values.get(base + u * inner).copied().unwrap_or(0.0)),
+        );
     }
-    Some((out, rows, units))
+    Some((out, rows, cols))
 }
 
 /// The effective rank and srank of an output as a (positions × units) matrix (see
@@ -213,15 +242,13 @@ mod tests {
             .collect()
     }
 
-    #[test]
-    fn a_512_by_512_matrix_of_rank_20_reads_rank_20() {
-        // M = Σ_{k<20} u_k v_kᵀ with u_k, v_k columns of two Householder reflections: 20
-        // singular values of exactly 1 and 492 of 0, so erank, srank and stable rank are 20.
-        let n = 512;
+    /// Σ_{k<rank} u_k v_kᵀ of n × n, u_k and v_k columns of two Householder reflections:
+    /// `rank` singular values of exactly 1 and the rest 0.
+    fn of_rank(n: usize, rank: usize) -> Vec<f64> {
         let a: Vec<f64> = (0..n).map(|i| ((i * 37 % 101) as f64) - 50.0).collect();
         let b: Vec<f64> = (0..n).map(|i| ((i * 53 % 89) as f64) - 44.5).collect();
         let mut m = vec![0.0f64; n * n];
-        for k in 0..20 {
+        for k in 0..rank {
             let (u, v) = (householder_column(&a, k), householder_column(&b, k));
             for i in 0..n {
                 for j in 0..n {
@@ -229,23 +256,66 @@ mod tests {
                 }
             }
         }
-        let started = std::time::Instant::now();
-        let got = rank_of(RankOf::Update, &m, &[n, n], Some(4096));
-        let took = started.elapsed();
+        m
+    }
+
+    #[test]
+    fn a_64_by_64_matrix_of_rank_20_reads_rank_20() {
+        // Within the sample's bounds nothing is sampled: erank, srank and stable rank are 20.
+        let n = 64;
+        let got = rank_of(RankOf::Update, &of_rank(n, 20), &[n, n], Some(4096));
         for (name, want) in [
             (m::UPDATE_ERANK, 20.0),
             (m::UPDATE_SRANK, 20.0),
             (m::UPDATE_STABLE_RANK, 20.0),
-            (m::RANK_DIMS, 512.0),
-            (UPDATE_ERANK_FRACTION, 20.0 / 512.0),
+            (m::RANK_DIMS, 64.0),
+            (UPDATE_ERANK_FRACTION, 20.0 / 64.0),
         ] {
             let v = got.get(name).copied().unwrap_or(f64::NAN);
             assert!(
                 (v - want).abs() < 1e-6 * want,
-                "{name} = {v}, wanted {want}: {got:?}"
+                "{name}: got {v}, wanted {want}: {got:?}"
             );
         }
-        assert!(took.as_secs() < 60, "a 512 x 512 SVD took {took:?}");
+    }
+
+    #[test]
+    fn a_wide_matrix_is_read_at_a_stride_and_its_rank_bounds_the_sample() {
+        // 512 x 384 of rank 20 (the first 384 columns of a 512 x 512 one): rows at stride 8
+        // and columns at stride 3, a 64 x 128 sample, whose rank is at most 20; the metrics
+        // are those of that sample taken out by hand.
+        let (n, cols) = (512, 384);
+        let full = of_rank(n, 20);
+        let m: Vec<f64> = (0..n)
+            .flat_map(|i| full[i * n..i * n + cols].to_vec())
+            .collect();
+        assert_eq!(
+            (
+                spectrum_stride(512, SPECTRUM_MAX_ROWS),
+                spectrum_stride(384, SPECTRUM_MAX_COLS)
+            ),
+            ((8, 64), (3, 128))
+        );
+        let sample: Vec<f64> = (0..n)
+            .step_by(8)
+            .flat_map(|i| (0..cols).step_by(3).map(move |j| (i, j)))
+            .map(|(i, j)| m[i * cols + j])
+            .collect();
+        let got = rank_of(RankOf::Update, &m, &[n, cols], Some(4096));
+        let by_hand = rank_of(RankOf::Update, &sample, &[64, 128], Some(4096));
+        assert_eq!(
+            got, by_hand,
+            "got {got:?}, wanted the hand-taken sample's {by_hand:?}"
+        );
+        assert_eq!(got[m::RANK_DIMS], 64.0);
+        let (erank, srank) = (got[m::UPDATE_ERANK], got[m::UPDATE_SRANK]);
+        assert!(erank > 1.0 && erank <= 20.0 + 1e-9, "erank {erank}");
+        assert!(srank <= 20.0, "srank {srank}");
+        // A 50,000 x 768 embedding (past the old caps) is measured too, as its sample.
+        let big = vec![1.0f64; 4 * 3000];
+        let got = rank_of(RankOf::Grad, &big, &[4, 3000], Some(10));
+        let erank = got.get(m::GRAD_ERANK).copied().unwrap_or(f64::NAN);
+        assert!((erank - 1.0).abs() < 1e-9, "{got:?}");
     }
 
     #[test]
@@ -275,6 +345,17 @@ mod tests {
         assert!(
             !without.contains_key(m::RANK_DIMS) && !without.contains_key(UPDATE_ERANK_FRACTION)
         );
+    }
+
+    #[test]
+    fn a_long_output_is_read_at_a_stride_of_positions_and_units() {
+        // (N=4, T=50, D=260): 200 positions at stride 4 (50 rows), 260 units at stride 3
+        // (87 columns); row r, column c is position 4r, unit 3c.
+        let values: Vec<f32> = (0..4 * 50 * 260).map(|x| x as f32).collect();
+        let t = TypedTensor::from_f32("act.x", values, vec![4, 50, 260]).unwrap();
+        let (m, rows, cols) = feature_matrix(&t, 2).unwrap();
+        assert_eq!((rows, cols), (50, 87));
+        assert_eq!(m[cols + 2], (4 * 260 + 6) as f64);
     }
 
     #[test]
