@@ -550,13 +550,11 @@ class Watch:
         self._acts = {}
         self._pending = None
         self._params_now = None
-        self._prev_param_sq = None
-        self._update_host = None
         self._before = None
-        self._snapshot = False
+        self._snapshot = None        # the forward whose parameters were copied before its step
+        self._pending_forward = None  # the forward the measured update (_pending) belongs to
         self._grad_sv = {}
         self._pending_sv = {}
-        self._update_sv_host = {}
         self._start = None
         self._build_nodes()
         self._chan = self._open(store, run, writer, channel, durable)
@@ -805,21 +803,23 @@ class Watch:
                 for k in torch.nonzero(~torch.isfinite(l2[len(ps):])).flatten().tolist():
                     exact_g[gi[k]] = _exact(gs[k])
             self._params_now = (vec, gi, exact_p, exact_g, full)
-            if self.optimizer is not None and self._full(self.forward + 1):
+            # A full forward carries the update its own optimizer step applies (as a dump's
+            # `update.*` keys): the parameters are copied now, before the step.
+            if self.optimizer is not None and (full or self._keeping()):
                 if self._before is None:
                     self._before = [p.detach().clone() for p in self._param_list]
                 else:
                     torch._foreach_copy_(self._before, ps)
-                self._snapshot = True
+                self._snapshot = self.forward
 
     def _step_pre(self, optimizer, args, kwargs):
         if not self.closed:
             self._measure_params()
 
     def _step_post(self, optimizer, args, kwargs):
-        if self.closed or not self._snapshot:
+        if self.closed or self._snapshot is None:
             return
-        self._snapshot = False
+        self._pending_forward, self._snapshot = self._snapshot, None
         with torch.no_grad():
             # In place: the copy is taken again before the next step.
             torch._foreach_sub_(self._before, [p.detach() for p in self._param_list])
@@ -845,6 +845,10 @@ class Watch:
         if self._params_now is None:
             self._measure_params()
         pvec, gi, exact_p, exact_g, full = self._params_now
+        if self._pending_forward != forward:
+            # No update for this forward (its step has not run: watch.step before
+            # optimizer.step(), or a step that was not a full one).
+            self._pending, self._pending_sv = None, {}
         with torch.no_grad():
             self._settle_outputs()
         acts = {}
@@ -887,13 +891,14 @@ class Watch:
         host = torch.cat([t.reshape(-1).to(pvec.device) for t in parts]).cpu().tolist()
         stats = self._stats(host, gi, exact_p, exact_g, full, acts, svs, loss is not None)
         facts = self._facts()
-        tensors = self._whole_tensors() if self._keeping() else None
+        tensors = self._whole_tensors(forward) if self._keeping() else None
         self._send(forward, loss, facts, stats, tensors)
         self._units = {}
         self._summaries = {}
         self._acts = {}
         self._params_now = None
         self._pending = None
+        self._pending_forward = None
         self._start = None
         for node in self._nodes:
             node.calls, node.began, node.took, node.feature = 0, None, 0, None
@@ -919,7 +924,6 @@ class Watch:
         index = {id(p): i for i, p in enumerate(self._param_list)}
         gpos = {i: k for k, i in enumerate(gi)}
         stats = {}
-        new_prev = {}
         for node in self._nodes:
             row = {}
             nan = nonfinite = 0
@@ -954,18 +958,16 @@ class Watch:
                     if full:
                         row["param_absmax"] = amax
                         row["param_mean_abs"] = l1 / finite
-                new_prev[node.name] = sq if not any(i in pexact for i in idx) else None
-                # The update that produced these parameters (the last optimizer step's).
-                before = self._update_host
-                if before is not None and self._prev_param_sq is not None:
-                    usq = sum(before[i] ** 2 for i in idx)
-                    prev = self._prev_param_sq.get(node.name)
-                    if math.isfinite(usq) and prev is not None and math.isfinite(prev):
+                # The update this forward's optimizer step applied, against the parameters
+                # it started from (these), as measure.rs with a dump's `update.*` keys.
+                if upd is not None and not any(i in pexact for i in idx):
+                    usq = sum(upd[i] ** 2 for i in idx)
+                    if math.isfinite(usq):
                         u = math.sqrt(usq)
                         row["update_norm"] = u
                         row["update_steps"] = 1.0
-                        if prev > 0:
-                            row["update_ratio"] = u / math.sqrt(prev)
+                        if sq > 0:
+                            row["update_ratio"] = u / math.sqrt(sq)
             gidx = [i for i in idx if i in gpos]
             if gidx:
                 any_ = True
@@ -1028,7 +1030,6 @@ class Watch:
             if row:
                 stats[node.name] = row
         ranks = {}
-        next_update_sv = {}
         width = SPECTRUM_MAX_ROWS + 1
         spectra = take(width * (1 + max((r for *_, r in svs), default=-1)))
         for name, of, k, r in svs:
@@ -1040,29 +1041,25 @@ class Watch:
                 before = math.sqrt(pexact[node_i]["sq"]) if node_i in pexact else pl2[node_i]
                 # An update within rounding of the weights has no direction worth a rank.
                 if upd is not None and upd[node_i] > UPDATE_RANK_RESOLUTION * before:
-                    next_update_sv[name] = vals[1:]
+                    ranks[(name, of)] = vals[1:]
             else:
                 ranks[(name, of)] = vals[1:]
-        # In measure.rs's order: the update's (the step that produced these parameters), the
-        # gradient's (its rank_dims wins), the output's.
+        # In measure.rs's order: the update's (this forward's step), the gradient's (its
+        # rank_dims wins), the output's.
         for node in self._nodes:
             for of in ("update", "grad", "feature"):
-                sv = self._update_sv_host.get(node.name) if of == "update" \
-                    else ranks.get((node.name, of))
+                sv = ranks.get((node.name, of))
                 if sv is not None:
                     bound = (min(_stride(node.rank_shape[0], SPECTRUM_MAX_ROWS)[1],
                                  _stride(node.rank_shape[1], SPECTRUM_MAX_COLS)[1])
                              if node.rank_shape is not None else None)
                     stats.setdefault(node.name, {}).update(
                         _rank_metrics(of, sv, bound, node.samples or None))
-        self._update_sv_host = next_update_sv
         if has_loss:
             v = take(1)[0]
             stats["loss"] = {"loss": v, "nan": float(v != v),
                              "inf": float(v == v and not math.isfinite(v)),
                              "nonfinite": float(not math.isfinite(v))}
-        self._prev_param_sq = new_prev
-        self._update_host = upd
         return stats
 
     def _facts(self):
@@ -1082,11 +1079,21 @@ class Watch:
             facts.append(f)
         return facts
 
-    def _whole_tensors(self):
+    def _whole_tensors(self, forward):
+        """The forward's tensors as the dump convention has them: its outputs, the parameters
+        it used (this step's optimizer has moved them since: W_after + (W_before − W_after)),
+        their gradients, and the update the step applied."""
         out = dict(self._acts)
+        stepped = self._pending_forward == forward and self._before is not None
+        index = {id(t): i for i, t in enumerate(self._param_list)}
         for node in self._nodes:
             for key, p in node.params:
-                out["param." + key] = p.detach()
+                if stepped:
+                    back = self._before[index[id(p)]]  # W_before − W_after
+                    out["param." + key] = p.detach() + back
+                    out["update." + key] = -back
+                else:
+                    out["param." + key] = p.detach()
                 if p.grad is not None:
                     out["grad." + key] = p.grad.detach()
         return out

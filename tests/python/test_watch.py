@@ -137,6 +137,27 @@ def test_a_dead_companion_never_stops_training(tmp_path):
     assert len(gone) == 1, [str(c.message) for c in caught]
 
 
+def test_a_full_disk_is_said_at_once_and_training_goes_on(tmp_path, capfd):
+    # A full disk under the run's index (/dev/full: every write fails with ENOSPC). The
+    # companion says on stderr, as it happens, which forward was not recorded and why; the
+    # script trains on and is warned at close that the run is not whole.
+    run_dir = tmp_path / "runs" / "full" / "w"
+    run_dir.mkdir(parents=True)
+    os.symlink("/dev/full", run_dir / "index.jsonl")
+    model = mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        w = st.watch(model, opt, store=tmp_path, run="full", writer="w")
+        loss = train(model, opt, w, 5)
+        w.close()
+    assert torch.isfinite(loss)
+    err = capfd.readouterr().err
+    assert "No space left on device" in err and "NOT recorded" in err, err
+    said = [str(c.message) for c in caught]
+    assert any("companion exited with status" in m for m in said), said
+
+
 def test_nonfinite_values_are_counted(tmp_path):
     model = mlp()
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
@@ -236,6 +257,64 @@ def test_autocast_outputs_are_measured_in_float32(tmp_path):
     numbers = seen(tmp_path, run="amp")
     assert numbers["1"]["units"] == 16 and numbers["1"]["act_var"] > 0
     assert numbers["0"]["update_ratio"] > 0
+
+
+def _blob_arrays(store, run, forward):
+    """The whole tensors kept with one forward of ``run`` (its blob, read from the pack the
+    index points at), as numpy arrays by key."""
+    import io
+    import json
+    import zipfile
+
+    import numpy as np
+
+    for wdir in (store / "runs" / run).iterdir():
+        if not (wdir / "index.jsonl").is_file():
+            continue  # graph.json, and anything else that is not a writer's folder
+        for line in (wdir / "index.jsonl").read_text().splitlines():
+            entry = json.loads(line) if line.strip() else {}
+            if entry.get("forward") == forward and "blob" in entry:
+                with open(wdir / entry["blob"], "rb") as f:
+                    f.seek(entry.get("offset", 0))
+                    blob = f.read(entry["len"]) if "len" in entry else f.read()
+                z = zipfile.ZipFile(io.BytesIO(blob))
+                return {n.rsplit("/", 1)[-1][:-4]: np.load(io.BytesIO(z.read(n)))
+                        for n in z.namelist() if n.endswith(".npy")}
+    raise AssertionError(f"no blob for forward {forward}")
+
+
+def test_kept_tensors_are_the_ones_the_forward_used_and_its_update(tmp_path):
+    # keep_tensors_every: param.* are the weights the forward ran with (the optimizer has
+    # moved them by the time watch.step is called), update.* what its step applied, as a
+    # dump has them; and the update's numbers are this forward's own step.
+    model = mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    w = st.watch(model, opt, store=tmp_path, run="kept", every=2, keep_tensors_every=2)
+    g = torch.Generator().manual_seed(0)
+    used, applied = {}, {}
+    for step in range(3):
+        x = torch.randn(32, 8, generator=g)
+        loss = (model(x) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        before = {k: p.detach().clone() for k, p in model.named_parameters()}
+        opt.step()
+        used[step] = before
+        applied[step] = {k: p.detach() - before[k] for k, p in model.named_parameters()}
+        w.step(loss)
+    w.close()
+    kept = _blob_arrays(tmp_path, "kept", 2)
+    for k in used[2]:
+        # (W_after + (W_before − W_after): W_before to within a rounding.)
+        assert torch.allclose(torch.from_numpy(kept["param." + k]), used[2][k], rtol=0,
+                              atol=1e-7), k
+        assert torch.allclose(torch.from_numpy(kept["update." + k]), applied[2][k],
+                              rtol=0, atol=1e-7), k
+    ratio = seen(tmp_path, run="kept")["0"]["update_ratio"]
+    want = float(applied[2]["0.weight"].pow(2).sum().add(applied[2]["0.bias"].pow(2).sum())
+                 .sqrt() / used[2]["0.weight"].pow(2).sum().add(used[2]["0.bias"].pow(2)
+                                                                .sum()).sqrt())
+    assert abs(ratio - want) <= 1e-5 * want, (ratio, want)
 
 
 def test_a_probe_records_one_forward_never_trained(tmp_path):
