@@ -54,7 +54,7 @@ def _judge(store, run, thresholds, last):
 
 def diagnose(store, *, run, thresholds=None, last=None):
     """What is wrong, as ``{where: [flag, …]}``; a node with nothing wrong is not in it."""
-    return _judge(store, run, thresholds, last)["diagnosis"]
+    return _judge(store, run, thresholds, last)
 
 
 def seen(store, *, run, last=None):
