@@ -38,6 +38,31 @@ pub(super) fn readback_call<F: StoreFs>(
 ) -> Result<JsValue, JsError> {
     use crate::readback as rb;
     let o: RecordOpts = call_opts(name, options)?;
+    // An option the function does not take is an error naming it, never ignored.
+    let takes: &[&str] = match name {
+        "runs" | "standing" => &[],
+        "forwards" => &["run"],
+        "curve" | "curveCosts" => &["run", "of"],
+        "facts" => &["run", "forward"],
+        _ => &["run", "last"],
+    };
+    for (given, field) in [
+        (o.run.is_some(), "run"),
+        (o.of.is_some(), "of"),
+        (o.forward.is_some(), "forward"),
+        (o.last.is_some(), "last"),
+    ] {
+        if given && !takes.contains(&field) {
+            return Err(JsError::new(&format!(
+                "options of {name}: unknown field `{field}`, expected {}",
+                if takes.is_empty() {
+                    "none".to_string()
+                } else {
+                    takes.join(", ")
+                }
+            )));
+        }
+    }
     match name {
         "runs" => to_js(&rb::runs(store).map_err(js_err)?),
         "forwards" => forwards_to_js(store, o.run(name)?),

@@ -151,6 +151,7 @@ const STORE_CALLS: &[&str] = &[
     "figure",
     "seen",
     "diagnose",
+    "diagnosed",
     "history",
     "where",
     "alerts",
@@ -194,7 +195,7 @@ fn store_call<F: StoreFs>(
                 _ => figure_call(store, o),
             }
         }
-        "seen" | "diagnose" | "history" | "where" | "alerts" => {
+        "seen" | "diagnose" | "diagnosed" | "history" | "where" | "alerts" => {
             health_call(store, health, name, call_opts(name, options)?)
         }
         "judge" => judge_call(store, health, call_opts(name, options)?),
