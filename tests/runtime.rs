@@ -297,6 +297,11 @@ fn generated_pack_observes_a_source() {
             .collect(),
         ..GenerateOptions::default()
     };
+    let params = generate(&source, &["l2"], &[]).unwrap();
+    assert!(
+        params.iter().all(|o| o.spec().source == "param"),
+        "parameters only by default"
+    );
     let pack = somatize::generate_with(&source, &["l2", "zero_fraction"], &[], &every).unwrap();
     assert_eq!(pack.len(), 6 * 2);
     let obs = Runtime::new(pack)

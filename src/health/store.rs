@@ -340,7 +340,7 @@ impl RunHealth {
     pub fn figure(&self, d: &Diagnosis, kind: HealthFigure, of: &str) -> crate::figures::Figure {
         use crate::figures::{flags::flags, overlaid::overlaid, profile::profile};
         match kind {
-            HealthFigure::Profile => profile(&self.seen(), &d.verdict, of),
+            HealthFigure::Profile => profile(&depth_order(self.seen()), &d.verdict, of),
             HealthFigure::Flags => flags(&d.verdict),
             HealthFigure::Overlaid => {
                 let nodes: Vec<(String, String)> = match &self.graph {
@@ -430,6 +430,38 @@ impl RunHealth {
             })
             .collect()
     }
+}
+
+/// Nodes in depth order: each key inside another (`net.0` inside `net`) right after the node it
+/// is within and its earlier keys, so a profile reads as the shape over depth; otherwise in
+/// the order given (declaration order).
+pub fn depth_order(seen: Vec<NodeSeen>) -> Vec<NodeSeen> {
+    let names: Vec<String> = seen.iter().map(|n| n.name.clone()).collect();
+    // The nearest proper dotted prefix of each name that is itself a name.
+    let parent: Vec<Option<usize>> = names
+        .iter()
+        .map(|name| {
+            let mut path = name.as_str();
+            while let Some((head, _)) = path.rsplit_once('.') {
+                if let Some(i) = names.iter().position(|n| n == head) {
+                    return Some(i);
+                }
+                path = head;
+            }
+            None
+        })
+        .collect();
+    let mut order = Vec::with_capacity(names.len());
+    let mut stack: Vec<usize> = (0..names.len())
+        .rev()
+        .filter(|&i| parent[i].is_none())
+        .collect();
+    while let Some(i) = stack.pop() {
+        order.push(i);
+        stack.extend((0..names.len()).rev().filter(|&j| parent[j] == Some(i)));
+    }
+    let mut slots: Vec<Option<NodeSeen>> = seen.into_iter().map(Some).collect();
+    order.into_iter().filter_map(|i| slots[i].take()).collect()
 }
 
 /// The node a key belongs to: the longest of `nodes` that is the key or a dotted prefix of
@@ -658,6 +690,22 @@ pub fn alerts<F: StoreFs>(
 mod tests {
     use super::*;
     use somatize_verdict::FlagKind;
+
+    #[test]
+    fn depth_order_puts_inner_keys_after_their_node() {
+        let seen = ["net", "head", "1", "loss", "net.0", "net.0.a", "net.2"]
+            .map(|n| NodeSeen {
+                name: n.into(),
+                kind: String::new(),
+                metrics: Default::default(),
+            })
+            .to_vec();
+        let got: Vec<String> = depth_order(seen).into_iter().map(|n| n.name).collect();
+        assert_eq!(
+            got,
+            ["net", "net.0", "net.0.a", "net.2", "head", "1", "loss"].map(String::from)
+        );
+    }
 
     #[test]
     fn keys_fall_within_the_longest_node_that_holds_them() {

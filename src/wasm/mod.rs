@@ -50,9 +50,21 @@ fn from_js<T: DeserializeOwned>(what: &str, value: JsValue) -> Result<T, JsError
         .map_err(|e| JsError::new(&format!("{what}: {}", js_message(e))))
 }
 
-/// Read a spec given as a plain object, with the core's wording for a bad one.
+/// Read a plain JS object into a struct that refuses unknown fields: through a JSON value, so
+/// that `deny_unknown_fields` sees every key given (serde-wasm-bindgen reads a struct's own
+/// fields only and would drop the others silently). For objects of names, strings and finite
+/// numbers only (a NaN does not survive JSON).
+fn from_js_strict<T: DeserializeOwned>(what: &str, value: JsValue) -> Result<T, JsError> {
+    let value: serde_json::Value = from_js(what, value)?;
+    serde_json::from_value(value).map_err(|e| JsError::new(&format!("{what}: {e}")))
+}
+
+/// Read a spec given as a plain object, with the core's wording for a bad one (an unknown field
+/// is refused, naming it).
 fn spec_from_js(spec: JsValue) -> Result<ObservableSpec, JsError> {
-    serde_wasm_bindgen::from_value(spec).map_err(|e| js_err(SpecError::Json(js_message(e))))
+    let value: serde_json::Value =
+        serde_wasm_bindgen::from_value(spec).map_err(|e| js_err(SpecError::Json(js_message(e))))?;
+    serde_json::from_value(value).map_err(|e| js_err(SpecError::Json(e.to_string())))
 }
 
 /// The version of the core this package was built from.

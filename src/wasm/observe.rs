@@ -64,7 +64,7 @@ pub fn generate_js(
     let opts: GenerateOpts = if options.is_undefined() || options.is_null() {
         GenerateOpts::default()
     } else {
-        from_js("options", options)?
+        from_js_strict("options of generate", options)?
     };
     let mut o = crate::GenerateOptions::default();
     if let Some(kinds) = opts.kinds {

@@ -156,7 +156,17 @@ const STORE_CALLS: &[&str] = &[
     "where",
     "alerts",
     "judge",
+    "query",
 ];
+
+/// Options of `query`: one value `observe` wrote, by exact spec id and step.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct QueryOpts {
+    run: String,
+    id: String,
+    step: u64,
+}
 
 /// One call on an open store: `name` is the JS method, `options` its options object.
 ///
@@ -199,6 +209,10 @@ fn store_call<F: StoreFs>(
             health_call(store, health, name, call_opts(name, options)?)
         }
         "judge" => judge_call(store, health, call_opts(name, options)?),
+        "query" => {
+            let o: QueryOpts = call_opts(name, options)?;
+            to_js(&crate::readback::query(store, &o.run, &o.id, o.step).map_err(js_err)?)
+        }
         _ => Err(JsError::new(&format!(
             "no store function {name:?}; there are {}",
             STORE_CALLS.join(", ")

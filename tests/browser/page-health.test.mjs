@@ -101,7 +101,7 @@ test("the flags table lists one row per fault, as the CLI prints them", async ()
   assert.match(row.explains, /DEAD at relu/);
   const json = JSON.parse(somatize("diagnose", s.store, "--run", run, "--thresholds", boundsFile, "--with-bounds"));
   assert.deepEqual(Object.keys(json.diagnosis), flagged, "diagnose --json writes its nodes in that order too");
-  assert.deepEqual(Object.keys((await node.diagnose({ run, thresholds: BOUNDS })).diagnosis), flagged, "and so does the package");
+  assert.deepEqual([...(await node.diagnose({ run, thresholds: BOUNDS })).keys()], flagged, "and so does the package");
   assert.deepEqual(shown.map(([n, f, since]) => [n, f, since]),
     (await node.alerts({ run, thresholds: BOUNDS })).map((a) => [a.node, a.flag, a.first_forward]));
   await page.locator("#verdict-section").screenshot({ path: join(shots, "store-alerts.png") });
@@ -114,7 +114,7 @@ test("where is a table of the verdict folded onto the nodes; history draws a nod
   const { page, seen } = await openAt(run);
   const where = await page.evaluate(() => [...document.querySelectorAll("#where-table tbody tr")]
     .map((tr) => [tr.children[0].textContent, tr.children[1].textContent.split(", ")]));
-  assert.deepEqual(where, Object.entries(await node.where({ run, thresholds: BOUNDS })));
+  assert.deepEqual(where, [...(await node.where({ run, thresholds: BOUNDS }))]);
   const json = JSON.parse(somatize("diagnose", s.store, "--run", run, "--thresholds", boundsFile, "--with-bounds"));
   assert.deepEqual(where, Object.entries(json.diagnosis), "no flag from inside a node: where is the diagnosis");
 
