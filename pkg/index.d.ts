@@ -478,6 +478,15 @@ export interface Alert {
  * nodes, the key's first dotted segment: the seed's one-argument `within(where)`). */
 export function within(key: string, nodes?: string[]): string;
 
+/** The stable `code` an Error thrown by the package carries where one applies (docs/seeds.md);
+ * other errors are told by their message. */
+export type ErrorCode =
+  | "SOMATIZE_UNKNOWN_OPTION"
+  | "SOMATIZE_BAD_OPTION"
+  | "SOMATIZE_NO_SUCH_RUN"
+  | "SOMATIZE_NO_SUCH_FUNCTION"
+  | "SOMATIZE_NOT_A_STORE";
+
 // ---- the seeds' functions over a store (seed 003: "functions and not a type") ----
 /** Rows as the seed gives them, with what was skipped to give them (not enumerable). */
 export type Rows<T> = T & { readonly skipped: Skip[] };

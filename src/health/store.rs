@@ -20,6 +20,9 @@ use std::fmt;
 pub enum HealthError {
     /// The store could not be read (see the inner error; retrying helps only for I/O).
     Store(StoreError),
+    /// The store holds no run of this name (worded as the record functions word it). Not
+    /// retryable: `runs` lists what is there.
+    NoSuchRun { run: String },
     /// The run's `graph.json` is not a graph; fix or remove the file.
     Graph {
         /// The file in the store.
@@ -38,6 +41,7 @@ impl fmt::Display for HealthError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             HealthError::Store(e) => write!(f, "{e}"),
+            HealthError::NoSuchRun { run } => write!(f, "the store holds no run {run:?}"),
             HealthError::Graph { path, reason } => write!(f, "{path}: {reason}"),
             HealthError::Empty { run, skipped } if skipped.is_empty() => {
                 write!(f, "run {run:?} has no recorded forward to judge")
@@ -56,6 +60,18 @@ impl std::error::Error for HealthError {}
 impl From<StoreError> for HealthError {
     fn from(e: StoreError) -> Self {
         HealthError::Store(e)
+    }
+}
+
+impl HealthError {
+    /// A store error met listing `run`'s writers or indexes: a missing folder is `NoSuchRun`.
+    fn in_run(run: &str, e: HealthError) -> Self {
+        match e {
+            HealthError::Store(StoreError::NotFound { .. }) => HealthError::NoSuchRun {
+                run: run.to_string(),
+            },
+            e => e,
+        }
     }
 }
 
@@ -171,7 +187,7 @@ pub fn read<F: StoreFs>(
 ) -> Result<RunHealth, HealthError> {
     let graph = graph(store, run)?;
     let mut skipped = Vec::new();
-    let items = lines(store, run, last, &mut skipped)?;
+    let items = lines(store, run, last, &mut skipped).map_err(|e| HealthError::in_run(run, e))?;
     let mut forwards: Vec<Forward> = Vec::new();
     let mut places = BTreeMap::new();
     for item in items {
@@ -604,7 +620,10 @@ impl HealthCache {
             }
         }
         self.kept = None;
-        let before = stamp(store, run, &store.writers(run)?)?;
+        let writers = store
+            .writers(run)
+            .map_err(|e| HealthError::in_run(run, e.into()))?;
+        let before = stamp(store, run, &writers)?;
         let health = std::sync::Arc::new(read(store, run, last)?);
         if health.skipped.is_empty() {
             self.kept = Some(Kept {

@@ -53,14 +53,16 @@ pub(super) fn health_call<F: StoreFs>(
     if name != "history" {
         for (given, field) in [(o.node.is_some(), "node"), (o.of.is_some(), "of")] {
             if given {
-                return Err(JsError::new(&format!(
-                    "options of {name}: unknown field `{field}` (only history takes it)"
-                )));
+                return Err(coded(
+                    codes::UNKNOWN_OPTION,
+                    format!("options of {name}: unknown field `{field}` (only history takes it)"),
+                ));
             }
         }
     }
     if name == "seen" && o.thresholds.is_some() {
-        return Err(JsError::new(
+        return Err(coded(
+            codes::UNKNOWN_OPTION,
             "options of seen: unknown field `thresholds` (seen is what was measured, not judged)",
         ));
     }
@@ -74,7 +76,7 @@ pub(super) fn health_call<F: StoreFs>(
             let node = o
                 .node
                 .as_deref()
-                .ok_or_else(|| JsError::new("history needs {run, node}"))?;
+                .ok_or_else(|| coded(codes::BAD_OPTION, "history needs {run, node}"))?;
             to_js(&h.history(node, o.of.as_deref().unwrap_or("grad_norm")))
         }
         "where" => ordered_js(&h.overlay(&h.diagnose(&t))),
@@ -117,7 +119,10 @@ fn kept_read<F: StoreFs>(
     cache
         .borrow_mut()
         .read_at(store, run, last, js_sys::Date::now())
-        .map_err(js_err)
+        .map_err(|e| match e {
+            crate::health::store::HealthError::NoSuchRun { .. } => coded(codes::NO_SUCH_RUN, e),
+            e => js_err(e),
+        })
 }
 
 /// A health figure of a read under a diagnosis, as `figure` answers it: `{data, layout, skipped}`.

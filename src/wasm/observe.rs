@@ -53,6 +53,15 @@ pub fn generate_js(
     reductions: JsValue,
     transforms: JsValue,
     options: JsValue,
+) -> Result<JsValue, JsValue> {
+    with_code(|| generate_inner(keys, reductions, transforms, options))
+}
+
+fn generate_inner(
+    keys: JsValue,
+    reductions: JsValue,
+    transforms: JsValue,
+    options: JsValue,
 ) -> Result<JsValue, JsError> {
     let keys: Vec<String> = from_js("keys", keys)?;
     let reductions: Vec<String> = from_js("reductions", reductions)?;
@@ -146,10 +155,13 @@ fn tensor_from_js(item: &JsValue) -> Result<(String, JsTensor), JsError> {
         for name in js_sys::Object::keys(obj).iter() {
             let name = name.as_string().unwrap_or_default();
             if !TENSOR_FIELDS.contains(&name.as_str()) {
-                return Err(JsError::new(&format!(
-                    "tensor {key:?}: unknown field {name:?}, expected one of {}",
-                    TENSOR_FIELDS.join(", ")
-                )));
+                return Err(coded(
+                    codes::UNKNOWN_OPTION,
+                    format!(
+                        "tensor {key:?}: unknown field {name:?}, expected one of {}",
+                        TENSOR_FIELDS.join(", ")
+                    ),
+                ));
             }
         }
     }
@@ -335,6 +347,15 @@ pub fn observe_tensors(
     specs: JsValue,
     step: Option<f64>,
     options: JsValue,
+) -> Result<JsValue, JsValue> {
+    with_code(|| observe_tensors_inner(tensors, specs, step, options))
+}
+
+fn observe_tensors_inner(
+    tensors: JsValue,
+    specs: JsValue,
+    step: Option<f64>,
+    options: JsValue,
 ) -> Result<JsValue, JsError> {
     let items = tensors
         .dyn_ref::<js_sys::Array>()
@@ -366,8 +387,8 @@ fn specs_from_js(specs: JsValue) -> Result<Vec<ObservableSpec>, JsError> {
                 Some((id, Some(spec))) => (id, spec),
                 _ => (None, item),
             };
-            let spec: ObservableSpec = serde_json::from_value(spec)
-                .map_err(|e| js_err(SpecError::Json(format!("specs: {e}"))))?;
+            let spec: ObservableSpec =
+                serde_json::from_value(spec).map_err(|e| option_error("specs", e))?;
             if let Some(id) = id {
                 let own = spec.id().map_err(js_err)?;
                 if id.as_str() != Some(own.as_str()) {
@@ -436,10 +457,12 @@ pub fn observe_file(
     specs: JsValue,
     step: Option<f64>,
     options: JsValue,
-) -> Result<JsValue, JsError> {
-    let file = crate::tensor::TensorFile::open(name, JsSource::new(bytes, "observeFile")?)
-        .map_err(js_err)?;
-    observe_source(&crate::FileSource::new(file), specs, step, options)
+) -> Result<JsValue, JsValue> {
+    with_code(|| {
+        let file = crate::tensor::TensorFile::open(name, JsSource::new(bytes, "observeFile")?)
+            .map_err(js_err)?;
+        observe_source(&crate::FileSource::new(file), specs, step, options)
+    })
 }
 
 fn window(name: &str, w: f64) -> Result<usize, JsError> {

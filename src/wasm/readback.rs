@@ -21,7 +21,7 @@ impl RecordOpts {
     fn run(&self, name: &str) -> Result<&str, JsError> {
         self.run
             .as_deref()
-            .ok_or_else(|| JsError::new(&format!("{name} needs {{run}}")))
+            .ok_or_else(|| coded(codes::BAD_OPTION, format!("{name} needs {{run}}")))
     }
 
     fn of(&self) -> &str {
@@ -53,30 +53,41 @@ pub(super) fn readback_call<F: StoreFs>(
         (o.last.is_some(), "last"),
     ] {
         if given && !takes.contains(&field) {
-            return Err(JsError::new(&format!(
-                "options of {name}: unknown field `{field}`, expected {}",
-                if takes.is_empty() {
-                    "none".to_string()
-                } else {
-                    takes.join(", ")
-                }
-            )));
+            return Err(coded(
+                codes::UNKNOWN_OPTION,
+                format!(
+                    "options of {name}: unknown field `{field}`, expected {}",
+                    if takes.is_empty() {
+                        "none".to_string()
+                    } else {
+                        takes.join(", ")
+                    }
+                ),
+            ));
         }
     }
     match name {
-        "runs" => to_js(&rb::runs(store).map_err(js_err)?),
+        "runs" => to_js(&rb::runs(store).map_err(super::store::readback_err)?),
         "forwards" => forwards_to_js(store, o.run(name)?),
-        "curve" => curve_to_js(&rb::curve(store, o.run(name)?, o.of()).map_err(js_err)?),
-        "curveCosts" => to_js(&rb::curve_costs(store, o.run(name)?, o.of()).map_err(js_err)?),
+        "curve" => curve_to_js(
+            &rb::curve(store, o.run(name)?, o.of()).map_err(super::store::readback_err)?,
+        ),
+        "curveCosts" => to_js(
+            &rb::curve_costs(store, o.run(name)?, o.of()).map_err(super::store::readback_err)?,
+        ),
         "facts" => {
             let forward = o
                 .forward
-                .ok_or_else(|| JsError::new("facts needs {run, forward}"))?;
-            to_js(&rb::facts(store, o.run(name)?, forward).map_err(js_err)?)
+                .ok_or_else(|| coded(codes::BAD_OPTION, "facts needs {run, forward}"))?;
+            to_js(&rb::facts(store, o.run(name)?, forward).map_err(super::store::readback_err)?)
         }
-        "nodes" => to_js(&rb::nodes(store, o.run(name)?, o.last).map_err(js_err)?),
-        "fleet" => to_js(&rb::fleet(store, o.run(name)?, o.last).map_err(js_err)?),
-        _ => to_js(&rb::standing(store).map_err(js_err)?),
+        "nodes" => {
+            to_js(&rb::nodes(store, o.run(name)?, o.last).map_err(super::store::readback_err)?)
+        }
+        "fleet" => {
+            to_js(&rb::fleet(store, o.run(name)?, o.last).map_err(super::store::readback_err)?)
+        }
+        _ => to_js(&rb::standing(store).map_err(super::store::readback_err)?),
     }
 }
 
@@ -125,13 +136,13 @@ pub(super) fn figure_call<F: StoreFs>(store: &Store<F>, o: FigureOpts) -> Result
             if let Some(of) = o.of {
                 live.of = of;
             }
-            figure_js(figures::progress::progress(store, run, live).map_err(js_err)?)
+            figure_js(figures::progress::progress(store, run, live).map_err(super::store::readback_err)?)
         }
-        "spent" => figure_js(figures::spent::spent(store, run, o.last).map_err(js_err)?),
-        "machines" => figure_js(figures::machines::machines(store, run, o.last).map_err(js_err)?),
+        "spent" => figure_js(figures::spent::spent(store, run, o.last).map_err(super::store::readback_err)?),
+        "machines" => figure_js(figures::machines::machines(store, run, o.last).map_err(super::store::readback_err)?),
         "gantt" => {
             let figure =
-                figures::gantt::gantt(store, run, o.forward.unwrap_or(0)).map_err(js_err)?;
+                figures::gantt::gantt(store, run, o.forward.unwrap_or(0)).map_err(super::store::readback_err)?;
             figure_js(crate::readback::Answer::new(figure))
         }
         "profile" | "flags" | "overlaid" => health_figure(store, o),
@@ -328,6 +339,6 @@ fn forwards_to_js<F: StoreFs>(store: &Store<F>, run: &str) -> Result<JsValue, Js
     crate::readback::forwards::each_forward(store, run, &mut skipped, &mut |l| {
         columns.push_line(l)
     })
-    .map_err(js_err)?;
+    .map_err(super::store::readback_err)?;
     rows_and_skipped(&columns.into_rows()?, &skipped)
 }

@@ -41,6 +41,7 @@ test("ObservableSpec: seven fields, an unknown one refused (CLI)", () => {
 test("ObservableSpec: seven fields, an unknown one refused (npm)", () => {
   assert.deepEqual(Object.keys(JSON.parse(s.specCanonical(W))), ["source", "selector", "transforms", "reduction", "temporal", "frequency", "budget_hint"]);
   assert.throws(() => s.specId({ ...W, bogus: 1 }), /bogus/);
+  assert.throws(() => s.observeTensors(tensors(), [{ ...W, bogus: 1 }]), { code: "SOMATIZE_UNKNOWN_OPTION", message: /bogus/ });
 });
 
 test("spec id: 16 hex of the whole spec; an identity field changes it (CLI)", () => {
@@ -143,7 +144,7 @@ test("TypedTensor: axes, stage and provenance carried; an unknown field refused 
   const out = s.observeTensors([t], [{ ...W, reduction: "l2" }]);
   assert.equal(Object.values(out.values)[0], Math.sqrt(30));
   assert.throws(() => s.observeTensors([{ ...t, axes: ["out"] }], [W]), /1 axis names for 2 dimensions/);
-  assert.throws(() => s.observeTensors([{ ...t, colour: "red" }], [W]), /unknown field "colour"/);
+  assert.throws(() => s.observeTensors([{ ...t, colour: "red" }], [W]), { code: "SOMATIZE_UNKNOWN_OPTION", message: /unknown field "colour"/ });
 });
 
 test("Runtime.observe: a dict keyed by spec id (CLI)", () => {
@@ -291,6 +292,9 @@ test("diagnose: {where: [flags]}, declaration order, nothing wrong absent (CLI)"
   const text = run("diagnose", f.nest, "--run", "nest", "--json").out;
   assert.ok(text.indexOf('"1"') < text.indexOf('"net.0"'), text);
   assert.deepEqual(JSON.parse(text), { 1: ["STALLED"], "net.0": ["OVERSTEPPING"] });
+  const missing = run("diagnose", f.demo, "--run", "nosuch", "--json");
+  assert.equal(missing.code, 2);
+  assert.match(missing.err, /the store holds no run "nosuch"/, "worded as facts words it");
 });
 test("diagnose: {where: [flags]}, declaration order, nothing wrong absent (npm)", async () => {
   const healthy = await s.diagnose(demo, { run: "healthy" });
@@ -300,7 +304,7 @@ test("diagnose: {where: [flags]}, declaration order, nothing wrong absent (npm)"
   const last = await s.diagnose(demo, { run: "dead_relu", last: 1 });
   assert.ok(last.get("relu1").includes("DEAD"));
   await assert.rejects(s.diagnose(demo, { run: "healthy", node: "fc1" }), /node/);
-  await assert.rejects(s.diagnose(demo, { run: "nosuch" }), /nosuch/);
+  await assert.rejects(s.diagnose(demo, { run: "nosuch" }), { code: "SOMATIZE_NO_SUCH_RUN", message: /the store holds no run "nosuch"/ });
 });
 
 test("flags: a table of node, flag and what to do (CLI)", () => {
@@ -391,8 +395,11 @@ test("functions, not a type: free functions over a store (npm)", async () => {
     await assert.rejects(async () => fn("not a store", { run: "healthy" }), TypeError, fn.name);
   }
   assert.deepEqual(await s.runs(demo), (await demo.runs()).rows, "the same call as the Store method, the seed's list");
-  await assert.rejects(s.curve(demo, { run: "healthy", colour: 1 }), /colour/);
-  await assert.rejects(s.nodes(demo, { run: "healthy", of: "x" }), /of/);
+  await assert.rejects(s.curve(demo, { run: "healthy", colour: 1 }), { code: "SOMATIZE_UNKNOWN_OPTION", message: /colour/ });
+  await assert.rejects(s.nodes(demo, { run: "healthy", of: "x" }), { code: "SOMATIZE_UNKNOWN_OPTION", message: /of/ });
+  await assert.rejects(s.nodes(demo, { run: "nosuch" }), { code: "SOMATIZE_NO_SUCH_RUN" });
+  await assert.rejects(s.facts(demo, { run: "healthy" }), { code: "SOMATIZE_BAD_OPTION" });
+  await assert.rejects(s.runs("x"), { code: "SOMATIZE_NOT_A_STORE" });
 });
 
 test("Live, Live.figure, Live.widget: built by issue 22 (every surface)", () => {
