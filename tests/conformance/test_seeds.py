@@ -144,11 +144,12 @@ def test_probe(tmp_path):
 # ---- seed 003: somatize.record ----
 
 def test_functions_not_a_type(stores):
-    # Plain functions taking the store first; a path or anything with .path/.root is a store.
-    class Store:
-        path = stores["demo"]
+    # Plain functions taking the store first: the seeds' Store("/path") or the path itself.
+    from somatize import Store
 
-    assert record.runs(Store()) == record.runs(stores["demo"])
+    store = Store(stores["demo"])
+    assert record.runs(store) == record.runs(stores["demo"])
+    assert health.diagnose(store, run="healthy") == {}
 
 
 def test_curve(stores):
@@ -224,7 +225,7 @@ def test_query(stores):
 def test_recorder(tmp_path):
     import somatize
 
-    with somatize.Recorder(tmp_path, run="tuesday", summarising=["loss"]) as rec:
+    with somatize.Recorder(somatize.Store(tmp_path), run="tuesday", summarising=["loss"]) as rec:
         rec([{"node": "fc1", "kind": "Linear", "took_us": 3},
              {"node": "loss", "kind": "loss", "value": 0.5}])
     assert record.curve(tmp_path, run="tuesday") == [(0, 0.5)]
