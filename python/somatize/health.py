@@ -4,8 +4,11 @@
     diagnose("runs", run="tuesday")                       # {"fc1": ["VANISHING"]}
     diagnose("runs", run="tuesday", thresholds=Thresholds(vanishing_ratio=1e-4))
     about("VANISHING")                                    # what it means, what to do
+    where("runs", run="tuesday")                          # {"net": ["LEAKAGE in net.2"]}
+    history("runs", run="tuesday", node="fc1", last=50)   # [(forward, grad_norm)]
 
-The verdict is taken by the installed ``somatize`` command over the stored record (``--json``),
+Also ``seen``, ``alerts``, ``within`` and the figures ``profile``, ``flags``, ``overlaid``
+(Plotly figure dicts); docs/seeds.md maps every seed item. The verdict is taken by the installed ``somatize`` command over the stored record (``--json``),
 so a diagnosis is the CLI's and reproducible without training again.
 """
 
