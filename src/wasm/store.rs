@@ -208,6 +208,7 @@ fn store_call<F: StoreFs>(
         }
         "figure" => {
             let o: super::readback::FigureOpts = call_opts(name, options)?;
+            o.check()?;
             match o.kind.as_str() {
                 "profile" | "flags" | "overlaid" => health_figure_with(store, health, o),
                 "gantt" => gantt_js(store, &kept.lines.borrow(), o),

@@ -400,6 +400,7 @@ test("functions, not a type: free functions over a store (npm)", async () => {
   await assert.rejects(s.nodes(demo, { run: "nosuch" }), { code: "SOMATIZE_NO_SUCH_RUN" });
   await assert.rejects(s.facts(demo, { run: "healthy" }), { code: "SOMATIZE_BAD_OPTION" });
   await assert.rejects(s.runs("x"), { code: "SOMATIZE_NOT_A_STORE" });
+  await assert.rejects(s.gantt(demo, { run: "healthy", smooth: 3 }), { code: "SOMATIZE_UNKNOWN_OPTION", message: /smooth/ });
 });
 
 test("Live, Live.figure, Live.widget: built by issue 22 (every surface)", () => {
