@@ -149,7 +149,8 @@ layer notebook env SOMATIZE_BIN="$PWD/target/release/somatize" python3 tests/not
 layer browser node --test --test-timeout=600000 tests/browser/
 layer python python_tests
 # Every seed item on every surface (tests/conformance/, mapped in docs/seeds.md): the CLI and
-# the npm package in Node, then the Python package (installed by the python layer) with pytest.
+# the npm package in Node and in Chromium, then the Python package (installed by the python
+# layer) with pytest.
 conformance_tests() {
   local bin="$PWD/target/release/somatize"
   SOMATIZE_BIN="$bin" node --test --test-timeout=600000 tests/conformance/ || return 1

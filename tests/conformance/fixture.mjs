@@ -41,6 +41,15 @@ function python() {
   return existsSync(venv) ? venv : "python3";
 }
 
+/** Write run "nest" (make_nest.py) into the store `path`; returns `path`. */
+export function makeNest(path) {
+  execFileSync(python(), [join(here, "make_nest.py"), path], {
+    env: { ...process.env, SOMATIZE_BIN: binary(), PYTHONPATH: join(root, "python") },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  return path;
+}
+
 /** The stores, made once per process: {dir, demo, nest, obs, steps}. */
 export function stores() {
   const dir = join(root, "target/conformance", String(process.pid));
@@ -48,11 +57,7 @@ export function stores() {
   mkdirSync(dir, { recursive: true });
   const demo = join(dir, "demo");
   run("demo", "--store", demo, "--every", "150");
-  const nest = join(dir, "nest");
-  execFileSync(python(), [join(here, "make_nest.py"), nest], {
-    env: { ...process.env, SOMATIZE_BIN: binary(), PYTHONPATH: join(root, "python") },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
+  const nest = makeNest(join(dir, "nest"));
   const obs = join(dir, "obs");
   const steps = [0, 1, 2].map((i) => join(shared, `runs/example_cnn/step_00000${i}.npz`));
   const out = json("observe", ...steps, "--store", obs, "--run", "obs", "--specs", join(here, "specs.json"), "--budget-ms", "11.5", "--json");
