@@ -403,11 +403,7 @@ test("functions, not a type: free functions over a store (npm)", async () => {
   await assert.rejects(s.gantt(demo, { run: "healthy", smooth: 3 }), { code: "SOMATIZE_UNKNOWN_OPTION", message: /smooth/ });
 });
 
-test("Live, Live.figure, Live.widget: built by issue 22 (every surface)", () => {
-  // Live belongs to issue 22 on every surface; this only records that the seed has it.
-  const seed = readFileSync(join(shared, "seeds/003_1dee2cc2b7ae2e5f.txt"), "utf8");
-  assert.ok(seed.includes("Live.widget"));
-});
+// Live, Live.figure, Live.widget: built by issue 22 on every surface (docs/seeds.md); no test here.
 
 test("curve: (forward, value) pairs, free when summarised (CLI)", () => {
   const c = json("curve", f.demo, "--run", "healthy", "--json");
