@@ -19,4 +19,7 @@ export {
   within,
   tensorStats,
   tensorKeys,
+  thresholdsAsDict,
 } from "./wasm/somatize.js";
+// The seeds' functions over a store (runs(store), diagnose(store, {run}), …) and Thresholds.
+export * from "./seeds.js";

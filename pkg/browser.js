@@ -40,6 +40,7 @@ class WorkerClient {
       if (data.error) {
         const e = new Error(data.error.message);
         if (data.error.name && data.error.name !== "Error") e.name = data.error.name;
+        if (data.error.code) e.code = data.error.code;
         p.reject(e);
         if (data.error.fatal) this.#restart();
       } else p.resolve(data.result);

@@ -54,7 +54,8 @@ export interface IdSpec {
   id: string;
   spec: ObservableSpec;
 }
-/** One spec per selected key × reduction; unknown names throw, naming them. */
+/** One spec per selected key × reduction (kinds: ["param"] by default, as the seed's 0.1.0);
+ * unknown names throw, naming them. The answer can be handed to observeTensors as it is. */
 export function generate(
   keys: string[],
   reductions: string[],
@@ -62,19 +63,38 @@ export function generate(
   options?: { kinds?: string[]; selector?: string } | null,
 ): IdSpec[];
 
-/** A tensor handed in: key, shape, and values in C order. */
+/** A tensor handed in: key, shape, and values in C order, with the seed's TypedTensor metadata
+ * (axes: one name per dimension; stage; provenance: where it came from). Any other field throws. */
 export interface TensorIn {
   key: string;
   shape: number[];
   values: Float32Array | Float64Array | Int32Array | Uint8Array | number[];
+  axes?: string[];
+  stage?: string;
+  provenance?: string;
+}
+/** Options of observeTensors/observeFile: the seed's Budget(max_compute_ms) over the specs'
+ * declared budget_hint.compute_ms (nothing is timed; what does not fit is skipped, reason "budget"). */
+export interface ObserveOptions {
+  budget?: { maxComputeMs: number };
 }
 /** An observed value: a number (null when undefined), a vector, or a histogram. */
 export type Value = number | null | (number | null)[] | { edges: number[]; counts: number[] };
 /** Observe specs over tensors: every key read once, every reduction over one tensor in one pass. */
 export function observeTensors(
   tensors: TensorIn[],
-  specs: ObservableSpec[],
+  specs: (ObservableSpec | IdSpec)[],
   step?: number,
+  options?: ObserveOptions,
+): { step: number; values: Record<string, Value>; skipped: ({ id: string } & Record<string, unknown>)[]; failed: string[] };
+
+/** Observe specs over a tensor file's bytes (NPZ, .npy, checkpoint, safetensors), as observeTensors. */
+export function observeFile(
+  bytes: Uint8Array,
+  name: string,
+  specs: (ObservableSpec | IdSpec)[],
+  step?: number,
+  options?: ObserveOptions,
 ): { step: number; values: Record<string, Value>; skipped: ({ id: string } & Record<string, unknown>)[]; failed: string[] };
 
 /** x[i] - x[i-1] (NaN first). */
@@ -98,6 +118,15 @@ export interface Bound {
 export function about(flag: string): { flag: string; means: string; todo: string; bounds: Bound[]; metrics: string[]; sources: string[] };
 /** The default thresholds, {name: value}. */
 export function thresholdsDefault(): Record<string, number>;
+/** Every bound with the overrides applied, {name: value} (the seed's Thresholds(**over).as_dict()). */
+export function thresholdsAsDict(over?: Record<string, number>): Record<string, number>;
+/** The seed's Thresholds(**over): its own properties are the overrides; pass it as `thresholds`. */
+export class Thresholds {
+  constructor(over?: Record<string, number>);
+  /** Every bound by name, the overrides applied. */
+  asDict(): Record<string, number>;
+  readonly [name: string]: number | (() => Record<string, number>);
+}
 /** The nodes as seen: a list of {name, kind, metrics} or {node: {kind?, metric: value}}, in declaration order. */
 export type Seen =
   | { name: string; kind?: string; metrics: Record<string, number> }[]
@@ -272,16 +301,20 @@ export class Store {
   standing(): Promise<Record<string, StandingRow>>;
   /** The latest of each metric per node (NaN as null). A fetch per forward looked at. */
   seen(options: { run: string; last?: number }): Promise<Record<string, { kind: string; [metric: string]: number | string | null }>>;
-  /** What is wrong where, with the thresholds it was taken at. */
-  diagnose(options: { run: string; thresholds?: Record<string, number>; last?: number }): Promise<Diagnosis>;
+  /** What is wrong where, the seed's {where: [flags]}, as a Map in declaration order. */
+  diagnose(options: { run: string; thresholds?: Record<string, number>; last?: number }): Promise<Map<string, string[]>>;
+  /** The diagnosis written down beside its bounds (`somatize diagnose --with-bounds`). */
+  diagnosed(options: { run: string; thresholds?: Record<string, number>; last?: number }): Promise<Diagnosis>;
+  /** One value `observe` wrote, by exact spec id and step; null when none was. */
+  query(options: { run: string; id: string; step: number }): Promise<Value>;
   /** One measurement (default grad_norm) of one node over the run, as [forward, value]. */
   history(options: { run: string; node: string; of?: string; last?: number }): Promise<[number, number][]>;
-  /** The diagnosis folded onto the graph's nodes: {node: [flags]}. */
-  where(options: { run: string; thresholds?: Record<string, number>; last?: number }): Promise<Record<string, string[]>>;
+  /** The diagnosis folded onto the graph's nodes: {node: [flags]} as a Map in declaration order. */
+  where(options: { run: string; thresholds?: Record<string, number>; last?: number }): Promise<Map<string, string[]>>;
   /** What is wrong, loudly, with since-when and advice. */
   alerts(options: { run: string; thresholds?: Record<string, number>; last?: number }): Promise<Alert[]>;
   /** What a threshold edit asks, in one call over one read and one diagnosis: each part is
-   * what diagnose, alerts, where and figure({kind: "profile" | "flags" | "overlaid", of})
+   * what diagnosed, alerts, where (as a plain object) and figure({kind: "profile" | "flags" | "overlaid", of})
    * answer with the same options (`of`: the profile's measurement, default grad_norm). */
   judge(options: { run: string; thresholds?: Record<string, number>; last?: number; of?: string }): Promise<{
     diagnose: Diagnosis;
@@ -441,5 +474,41 @@ export interface Alert {
   means: string;
   advice: string;
 }
-/** The node a key belongs to (`net.2.attn` → `net.2` when `net.2` is one of `nodes`). */
-export function within(key: string, nodes: string[]): string;
+/** The node a key belongs to (`net.2.attn` → `net.2` when `net.2` is one of `nodes`; with no
+ * nodes, the key's first dotted segment: the seed's one-argument `within(where)`). */
+export function within(key: string, nodes?: string[]): string;
+
+/** The stable `code` an Error thrown by the package carries where one applies (docs/seeds.md);
+ * other errors are told by their message. */
+export type ErrorCode =
+  | "SOMATIZE_UNKNOWN_OPTION"
+  | "SOMATIZE_BAD_OPTION"
+  | "SOMATIZE_NO_SUCH_RUN"
+  | "SOMATIZE_NO_SUCH_FUNCTION"
+  | "SOMATIZE_NOT_A_STORE";
+
+// ---- the seeds' functions over a store (seed 003: "functions and not a type") ----
+/** Rows as the seed gives them, with what was skipped to give them (not enumerable). */
+export type Rows<T> = T & { readonly skipped: Skip[] };
+type JudgeOptions = { run: string; thresholds?: Record<string, number> | Thresholds; last?: number };
+export function runs(store: Store): Promise<Rows<RunRow[]>>;
+export function forwards(store: Store, options: { run: string }): Promise<Rows<ForwardRow[]>>;
+export function curve(store: Store, options: { run: string; of?: string }): Promise<Rows<[number, number][]>>;
+export function curveCosts(store: Store, options: { run: string; of?: string }): Promise<"scan" | "fetch">;
+export function facts(store: Store, options: { run: string; forward: number }): Promise<Fact[] | null>;
+export function nodes(store: Store, options: { run: string; last?: number }): Promise<Rows<NodeRow[]>>;
+export function fleet(store: Store, options: { run: string; last?: number }): Promise<Rows<FleetRow[]>>;
+export function standing(store: Store): Promise<Record<string, StandingRow>>;
+export function query(store: Store, options: { run: string; id: string; step: number }): Promise<Value>;
+export function progress(store: Store, options: { run: string; smooth?: number; of?: string }): Promise<Figure>;
+export function spent(store: Store, options: { run: string; last?: number }): Promise<Figure>;
+export function gantt(store: Store, options: { run: string; forward?: number }): Promise<Figure>;
+export function machines(store: Store, options: { run: string; last?: number }): Promise<Figure>;
+export function seen(store: Store, options: { run: string; last?: number }): Promise<Record<string, { kind: string; [metric: string]: number | string | null }>>;
+export function diagnose(store: Store, options: JudgeOptions): Promise<Map<string, string[]>>;
+export function history(store: Store, options: { run: string; node: string; of?: string; last?: number }): Promise<[number, number][]>;
+export function where(store: Store, options: JudgeOptions): Promise<Map<string, string[]>>;
+export function alerts(store: Store, options: JudgeOptions): Promise<Alert[]>;
+export function profile(store: Store, options: JudgeOptions & { of?: string }): Promise<Figure>;
+export function flags(store: Store, options: JudgeOptions): Promise<Figure>;
+export function overlaid(store: Store, options: JudgeOptions): Promise<Figure>;

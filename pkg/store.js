@@ -79,7 +79,7 @@ export class Store {
   seen(options) {
     return this.call("seen", options);
   }
-  /** What is wrong where, with the thresholds it was taken at: diagnose({run, thresholds?, last?}) -> {run, forwards, diagnosis: {where: [flags]}, thresholds}. */
+  /** What is wrong where, the seed's {where: [flags]}: diagnose({run, thresholds?, last?}) -> Map(node -> [flags]) in declaration order (a Map keeps the order for names like "0", "1"; Object.fromEntries(map) gives a plain object). */
   diagnose(options) {
     return this.call("diagnose", options);
   }
@@ -87,13 +87,21 @@ export class Store {
   history(options) {
     return this.call("history", options);
   }
-  /** The diagnosis folded onto the graph's nodes: where({run, thresholds?, last?}) -> {node: [flags]}. */
+  /** The diagnosis folded onto the graph's nodes: where({run, thresholds?, last?}) -> Map(node -> [flags]) in declaration order ("LEAKAGE in net.2" for a finding inside a node). */
   where(options) {
     return this.call("where", options);
   }
   /** What is wrong, loudly: alerts({run, thresholds?, last?}) -> [{node, flag, first_forward, means, advice}]. */
   alerts(options) {
     return this.call("alerts", options);
+  }
+  /** The diagnosis written down beside the bounds it was taken at (`somatize diagnose --with-bounds`): diagnosed({run, thresholds?, last?}) -> {run, forwards, diagnosis: {where: [flags]}, faults, …, thresholds}. */
+  diagnosed(options) {
+    return this.call("diagnosed", options);
+  }
+  /** One value `observe` wrote, by exact spec id and step: query({run, id, step}) -> value, or null when none was written. */
+  query(options) {
+    return this.call("query", options);
   }
   /** A threshold edit's answers in one call, over one read and one verdict: judge({run, thresholds?, last?, of?}) -> {diagnose, alerts, where, profile, flags, overlaid}, each as its own call gives it. */
   judge(options) {

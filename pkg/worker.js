@@ -170,6 +170,7 @@ self.onmessage = async ({ data }) => {
     self.postMessage({ id, result });
   } catch (e) {
     const error = { name: e?.name ?? "Error", message: e?.message ?? String(e) };
+    if (typeof e?.code === "string") error.code = e.code; // the core's stable code (docs/seeds.md)
     if (isTrap(e) || e?.fatal) {
       trapped ??= `${error.name}: ${error.message}`;
       error.fatal = true;

@@ -75,6 +75,14 @@ count() {
         exit 1
       fi
       passed=$(echo "$closing" | grep -Eo '[0-9]+ passed' | awk '{print $1+0}') ;;
+    conformance)
+      # node's "# pass N" (CLI and npm) plus pytest's "N passed" (Python); a skip fails it.
+      if grep -E '^[0-9]+ (passed|failed|skipped)|^# (fail|skipped) [1-9]' "$log" | grep -Eq 'skipped|failed|fail '; then
+        echo "layer conformance: a test failed or was skipped" >&2
+        exit 1
+      fi
+      passed=$( (grep -Eo '^# pass [0-9]+' "$log" | awk '{print $3}';
+        grep -Eo '^[0-9]+ passed' "$log" | awk '{print $1}') | awk '{s+=$1} END {print s+0}') ;;
   esac
   passed=${passed:-0}
   if [ "$passed" -eq 0 ]; then
@@ -140,6 +148,16 @@ layer node node --test --test-timeout=600000 tests/node/
 layer notebook env SOMATIZE_BIN="$PWD/target/release/somatize" python3 tests/notebook_test.py
 layer browser node --test --test-timeout=600000 tests/browser/
 layer python python_tests
+# Every seed item on every surface (tests/conformance/, mapped in docs/seeds.md): the CLI and
+# the npm package in Node and in Chromium, then the Python package (installed by the python
+# layer) with pytest.
+conformance_tests() {
+  local bin="$PWD/target/release/somatize"
+  SOMATIZE_BIN="$bin" node --test --test-timeout=600000 tests/conformance/ || return 1
+  (cd tests/conformance && SOMATIZE_BIN="$bin" "$SOMATIZE_VENV/bin/python" -m pytest -q \
+    -p no:cacheprovider -rs test_seeds.py)
+}
+layer conformance conformance_tests
 
 step "summary"
 printf '%s\n' "${summary[@]}"

@@ -6,9 +6,12 @@ use crate::source::{split_key, Selector, SourceError, TensorSource};
 use crate::spec::ObservableSpec;
 use std::fmt;
 
-/// The kinds `generate` covers by default: parameters (as the seed does), and beyond it
-/// gradients, activations and the loss when the source has them.
-pub const DEFAULT_KINDS: &[&str] = &["param", "grad", "act", "loss"];
+/// The kinds `generate` covers by default: parameters only, as the seed's 0.1.0 does (it
+/// discovers no activations, gradients or loss; ask for them with [`ALL_KINDS`]).
+pub const DEFAULT_KINDS: &[&str] = &["param"];
+
+/// Every kind `generate` can cover: parameters, gradients, activations and the loss.
+pub const ALL_KINDS: &[&str] = &["param", "grad", "act", "loss"];
 
 /// Which keys `generate` covers.
 #[derive(Debug, Clone, PartialEq)]

@@ -761,7 +761,13 @@ mod tests {
         ]
         .map(String::from);
         let mut specs = Vec::new();
-        let o = crate::GenerateOptions::default();
+        let o = crate::GenerateOptions {
+            kinds: crate::generate::ALL_KINDS
+                .iter()
+                .map(|k| k.to_string())
+                .collect(),
+            ..crate::GenerateOptions::default()
+        };
         for transforms in [vec![], vec!["abs".to_string()]] {
             specs.extend(crate::generate_specs(&keys, &reductions, &transforms, &o).unwrap());
         }

@@ -40,7 +40,15 @@ fn diagnose_seen_and_figures_over_an_imported_run() {
     let (code, out, err) = somatize(&["diagnose", &store, "--run", "cnn"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("12 forwards read"), "{out}");
-    let (code, out, _) = somatize(&["diagnose", &store, "--run", "cnn", "--json", "--last", "3"]);
+    let (code, out, _) = somatize(&[
+        "diagnose",
+        &store,
+        "--run",
+        "cnn",
+        "--with-bounds",
+        "--last",
+        "3",
+    ]);
     assert_eq!(code, 0);
     let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
     assert_eq!(v["forwards"]["count"], 3);

@@ -121,6 +121,8 @@ fn nodes_keep_declaration_order_in_the_core_and_the_cli_json() {
         let text = cli(&["seen", dir, "--run", run, "--json"]);
         assert_eq!(keys(&text, ""), want, "{run}: seen --json\n{text}");
         let text = cli(&["diagnose", dir, "--run", run, "--json"]);
+        assert_eq!(keys(&text, ""), want, "{run}: diagnose --json\n{text}");
+        let text = cli(&["diagnose", dir, "--run", run, "--with-bounds"]);
         assert_eq!(
             keys(&text, "/diagnosis"),
             want,

@@ -255,7 +255,19 @@ fn generate_covers_params_grads_acts_and_loss() {
     ]
     .map(String::from)
     .into();
-    let specs = generate_specs(&keys, &["l2", "mean"], &[], &GenerateOptions::default()).unwrap();
+    let params = generate_specs(&keys, &["l2"], &[], &GenerateOptions::default()).unwrap();
+    assert!(
+        params.iter().all(|s| s.source == "param"),
+        "parameters only by default, as the seed's 0.1.0"
+    );
+    let every = GenerateOptions {
+        kinds: somatize::generate::ALL_KINDS
+            .iter()
+            .map(|k| k.to_string())
+            .collect(),
+        ..GenerateOptions::default()
+    };
+    let specs = generate_specs(&keys, &["l2", "mean"], &[], &every).unwrap();
     assert_eq!(specs.len(), 8 * 2, "every key but other.thing, twice");
     assert_eq!(
         (specs[0].source.as_str(), specs[0].selector.as_str()),
@@ -278,7 +290,19 @@ fn generate_covers_params_grads_acts_and_loss() {
 #[test]
 fn generated_pack_observes_a_source() {
     let source = model();
-    let pack = generate(&source, &["l2", "zero_fraction"], &[]).unwrap();
+    let every = GenerateOptions {
+        kinds: somatize::generate::ALL_KINDS
+            .iter()
+            .map(|k| k.to_string())
+            .collect(),
+        ..GenerateOptions::default()
+    };
+    let params = generate(&source, &["l2"], &[]).unwrap();
+    assert!(
+        params.iter().all(|o| o.spec().source == "param"),
+        "parameters only by default"
+    );
+    let pack = somatize::generate_with(&source, &["l2", "zero_fraction"], &[], &every).unwrap();
     assert_eq!(pack.len(), 6 * 2);
     let obs = Runtime::new(pack)
         .unwrap()

@@ -97,7 +97,7 @@ fn opts(json: &str) -> JsValue {
     js_sys::JSON::parse(json).unwrap()
 }
 
-fn message(e: wasm_bindgen::JsError) -> String {
+fn message(e: impl Into<JsValue>) -> String {
     let e: JsValue = e.into();
     String::from(e.unchecked_into::<js_sys::Error>().message())
 }

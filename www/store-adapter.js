@@ -62,11 +62,12 @@ export function seen(store, run, last) {
 
 /**
  * The verdict on a run (its `last` forwards) at `thresholds` (`{name: value}`), as
- * `{verdict: {node: [flag]}, thresholds, forwards: {count, first, last}}`: the package answers
- * `{run, forwards, diagnosis, thresholds}`, the thresholds being those the verdict was taken at.
+ * `{verdict: {node: [flag]}, thresholds, forwards: {count, first, last}}`: the package's
+ * `diagnosed` answers `{run, forwards, diagnosis, thresholds}`, the thresholds being those the
+ * verdict was taken at (its `diagnose` is the seed's bare `{where: [flags]}`, a Map).
  */
 export async function diagnose(store, run, thresholds, last) {
-  const got = await call(store, "diagnose", { run, thresholds, last });
+  const got = await call(store, typeof store.diagnosed === "function" ? "diagnosed" : "diagnose", { run, thresholds, last });
   const verdict = got?.diagnosis ?? got?.verdict ?? got?.where ?? got;
   return { verdict, thresholds: got?.thresholds ?? thresholds, forwards: got?.forwards };
 }
@@ -78,7 +79,8 @@ export function alerts(store, run, thresholds, last) {
 
 /** The verdict folded onto the graph's nodes, in declaration order: `[[node, [flag, …]]]`. */
 export async function where(store, run, thresholds, last) {
-  return Object.entries((await call(store, "where", { run, thresholds, last })) ?? {});
+  const got = await call(store, "where", { run, thresholds, last });
+  return got instanceof Map ? [...got] : Object.entries(got ?? {});
 }
 
 /**

@@ -3,7 +3,7 @@
     python3 bench/verdict/score.py [--bin target/release/somatize] [--store bench/verdict/corpus]
                                    [--labels bench/verdict/labels.json] [--json FILE]
 
-For every run in labels.json it runs `somatize diagnose STORE --run R --json`, compares the
+For every run in labels.json it runs `somatize diagnose STORE --run R --with-bounds`, compares the
 flags raised with the run's label, and prints a table per run, a table per flag, where a local
 cause was found, and then, last, exactly one line:
 
@@ -38,7 +38,7 @@ def base(flag):
 
 
 def parse_answer(text):
-    """The (node, flag) rows of one `somatize diagnose --json` answer, flags without counts.
+    """The (node, flag) rows of one `somatize diagnose --with-bounds` answer, flags without counts.
 
     The one place that reads diagnose's output: `{run, forwards, diagnosis: {node: [flags]},
     thresholds}` today; a `faults` list beside a root-only `diagnosis` later. Rows are the
@@ -59,7 +59,7 @@ def parse_answer(text):
 
 
 def diagnose(binary, store, run):
-    p = subprocess.run([binary, "diagnose", store, "--run", run, "--json"],
+    p = subprocess.run([binary, "diagnose", store, "--run", run, "--with-bounds"],
                        capture_output=True, text=True)
     if p.returncode != 0:
         raise RuntimeError(f"somatize diagnose {store} --run {run} exited {p.returncode}: "

@@ -13,7 +13,7 @@ modules that use them.
 
 from ._binary import binary  # noqa: F401
 
-__all__ = ["binary", "connect", "Recorder"]
+__all__ = ["binary", "connect", "Recorder", "Store"]
 
 
 def connect(address=None):
@@ -25,6 +25,10 @@ def connect(address=None):
 
 
 def __getattr__(name):
+    if name == "Store":
+        from ._store import Store
+
+        return Store
     if name == "Recorder":
         from ._recorder import Recorder
 

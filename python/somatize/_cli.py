@@ -35,3 +35,17 @@ def run_json(*args):
 def opt(name, value):
     """``[--name, value]`` when value is not None."""
     return [] if value is None else [f"--{name}", value]
+
+
+def figure_json(kind, store, run, **options):
+    """``somatize figure KIND STORE --run RUN --name value…`` (None values left out): the
+    figure as Plotly's ``{"data", "layout"}`` dict (``plotly.graph_objects.Figure(d)`` draws
+    it), what was skipped to draw it reported by the command on stderr."""
+    args = [binary(), "figure", kind, _store(store), "--run", run]
+    for name, value in options.items():
+        if value is not None:
+            args += [f"--{name.replace('_', '-')}", str(value)]
+    out = subprocess.run(args, capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        raise SomatizeError(out.stderr.strip() or f"{' '.join(args)} exited {out.returncode}")
+    return json.loads(out.stdout)

@@ -10,10 +10,10 @@ Functions over a store folder (or snapshot ``.zip``), each answered by the insta
     nodes("runs", run="tuesday", last=50)  # who spent the time, a fetch each
 """
 
-from ._cli import SomatizeError, _store, opt, run_json
+from ._cli import SomatizeError, _store, figure_json, opt, run_json
 
 __all__ = ["runs", "forwards", "curve", "curve_costs", "facts", "nodes", "fleet", "standing",
-           "SomatizeError"]
+           "query", "progress", "spent", "gantt", "machines", "SomatizeError"]
 
 
 def runs(store):
@@ -33,9 +33,14 @@ def curve(store, *, run, of="loss.value"):
 
 def curve_costs(store, *, run, of="loss.value"):
     """Whether ``curve`` reads the index (``"scan"``) or a blob per forward (``"fetch"``): a
-    scan when the recorder summarised that kind into the index."""
-    fwd = forwards(store, run=run)
-    return "scan" if fwd and any(of in row for row in fwd) else "fetch"
+    scan when the recorder summarised that kind into the index. Reads the index only."""
+    return run_json("curve-costs", _store(store), "--run", run, "--of", of)
+
+
+def query(store, *, run, id, step):
+    """One value ``somatize observe`` wrote, by exact spec id and step (the seed's
+    ``ValueSink.query``); None when none was written there."""
+    return run_json("query", _store(store), "--run", run, "--id", id, "--step", int(step))
 
 
 def facts(store, *, run, forward):
@@ -56,3 +61,25 @@ def fleet(store, *, run, last=None):
 def standing(store):
     """Every machine's newest reading and how quiet it has been, ``{id: reading}``."""
     return run_json("standing", _store(store))
+
+
+def progress(store, *, run, smooth=None):
+    """How a run went, step by step: the loss, the time per forward and what broke, as a Plotly
+    figure dict; ``smooth`` is the rolling mean's window in forwards (0: only what was
+    measured)."""
+    return figure_json("progress", store, run, smooth=smooth)
+
+
+def spent(store, *, run, last=None):
+    """Where the time went, per node, bars coloured by where each ran (a Plotly figure dict)."""
+    return figure_json("spent", store, run, last=last)
+
+
+def gantt(store, *, run, forward=0):
+    """One forward on a timeline (a Plotly figure dict)."""
+    return figure_json("gantt", store, run, forward=forward)
+
+
+def machines(store, *, run, last=None):
+    """Per machine, what it worked and what it was waited on (a Plotly figure dict)."""
+    return figure_json("machines", store, run, last=last)

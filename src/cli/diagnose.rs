@@ -25,12 +25,18 @@ pub struct Over {
 pub struct DiagnoseArgs {
     #[command(flatten)]
     over: Over,
-    /// Thresholds to judge at: a JSON object of overrides, `{"name": value, …}`.
+    /// Thresholds to judge at: a JSON file of overrides, `{"name": value, …}`, or that object
+    /// itself given inline (an argument starting with `{`).
     #[arg(long)]
     thresholds: Option<PathBuf>,
-    /// Print `{"run", "forwards", "diagnosis": {where: [flags]}, "thresholds"}` as JSON.
+    /// Print the seed's answer as JSON: `{where: [flag, …]}`, nodes in declaration order, a
+    /// node with nothing wrong absent.
     #[arg(long)]
     json: bool,
+    /// Print the diagnosis as written down beside the bounds it was taken at, as JSON:
+    /// `{"run", "forwards", "diagnosis": {where: [flags]}, "faults", …, "thresholds"}`.
+    #[arg(long)]
+    with_bounds: bool,
     /// Exit 1 when any of these flags is raised (comma-separated, e.g. NAN,INF,DEAD).
     #[arg(long, value_delimiter = ',')]
     fail_on: Vec<String>,
@@ -48,7 +54,7 @@ pub struct SeenArgs {
 pub use crate::health::store::HealthFigure as Kind;
 
 /// Read the run through a folder or a snapshot zip.
-fn health(over: &Over) -> Result<RunHealth, String> {
+pub(super) fn health(over: &Over) -> Result<RunHealth, String> {
     fn go<F: StoreFs>(fs: F, over: &Over) -> Result<RunHealth, String> {
         let store = Store::open(fs).map_err(|e| format!("{}: {e}", over.store.display()))?;
         read(&store, &over.run, over.last).map_err(|e| e.to_string())
@@ -61,9 +67,15 @@ fn health(over: &Over) -> Result<RunHealth, String> {
     }
 }
 
-fn thresholds(path: Option<&Path>) -> Result<Thresholds, String> {
+/// The thresholds `--thresholds` names: a JSON file of overrides, or the JSON object itself
+/// when the argument starts with `{` (the seed's `Thresholds(**over)` without a file).
+pub(super) fn thresholds(path: Option<&Path>) -> Result<Thresholds, String> {
     match path {
-        Some(p) => load(p).map_err(|e| e.to_string()),
+        Some(p) => match p.to_str().filter(|t| t.trim_start().starts_with('{')) {
+            Some(text) => crate::health::thresholds::from_json(text),
+            None => load(p),
+        }
+        .map_err(|e| e.to_string()),
         None => Ok(Thresholds::default()),
     }
 }
@@ -87,8 +99,12 @@ pub fn diagnose(args: DiagnoseArgs) -> Result<ExitCode, String> {
     for s in &h.skipped {
         eprintln!("somatize diagnose: skipped: {s}");
     }
-    if args.json {
+    if args.with_bounds {
         let text = serde_json::to_string_pretty(&d.to_json()).map_err(|e| e.to_string())?;
+        outln!("{text}");
+    } else if args.json {
+        let text =
+            serde_json::to_string_pretty(&d.to_json()["diagnosis"]).map_err(|e| e.to_string())?;
         outln!("{text}");
     } else {
         print_diagnosis(&h, &d, args.thresholds.as_deref());

@@ -30,6 +30,7 @@ pub mod output;
 mod read;
 mod record;
 mod report;
+mod seeds;
 mod serve;
 mod spec_id;
 mod stats;
@@ -90,6 +91,18 @@ enum Command {
     Demo(demo::Args),
     /// Write one self-contained HTML file showing a run as the page does (opens offline).
     Report(report::Args),
+    /// The diagnosis folded onto the graph's nodes: {node: [flag, …]}, "LEAKAGE in net.2".
+    Where(seeds::JudgedArgs),
+    /// What is wrong, loudly: one alert per fault with its advice.
+    Alerts(seeds::JudgedArgs),
+    /// One measurement (--of, default grad_norm) of one node (--node) over the run.
+    History(seeds::HistoryArgs),
+    /// The node a key belongs to (net.2.attn within net.2 when --nodes has it).
+    Within(seeds::WithinArgs),
+    /// Whether `curve` would scan the index or fetch every blob: "scan" or "fetch".
+    CurveCosts(seeds::CurveCostsArgs),
+    /// One value `observe` wrote, read back by spec id (--id) and step (--step); null if none.
+    Query(seeds::QueryArgs),
 }
 
 /// Parse the process arguments, run the command, and turn an error into exit status 2.
@@ -117,6 +130,12 @@ pub fn main() -> ExitCode {
         Command::Import(args) => import::run(args),
         Command::Demo(args) => demo::run(args),
         Command::Report(args) => report::run(args),
+        Command::Where(args) => seeds::where_(args),
+        Command::Alerts(args) => seeds::alerts(args),
+        Command::History(args) => seeds::history(args),
+        Command::Within(args) => seeds::within(args),
+        Command::CurveCosts(args) => seeds::curve_costs(args),
+        Command::Query(args) => seeds::query(args),
     };
     match result {
         Ok(code) => code,

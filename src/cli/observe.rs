@@ -27,8 +27,9 @@ pub struct Args {
     /// Transforms applied before every reduction, comma-separated.
     #[arg(long, default_value = "")]
     transforms: String,
-    /// Key kinds to observe, comma-separated.
-    #[arg(long, default_value = "param,grad,act,loss", value_delimiter = ',')]
+    /// Key kinds to observe, comma-separated: param (the default, as the seed's generate),
+    /// grad, act, loss.
+    #[arg(long, default_value = "param", value_delimiter = ',')]
     kinds: Vec<String>,
     /// Which names within those kinds: `all`, a glob such as `fc*.weight`, or a name.
     #[arg(long, default_value = "all")]
@@ -36,9 +37,53 @@ pub struct Args {
     /// The writer id inside the run.
     #[arg(long, default_value = "observe")]
     writer: String,
-    /// Print `{specs: {id: spec}, steps: {step: {id: value}}}` instead of a line per file.
+    /// Print `{specs: {id: spec}, steps: {step: {id: value}}, skipped: {step: [{id, reason, …}]}}`
+    /// instead of a line per file.
     #[arg(long)]
     json: bool,
+    /// Observe these specs instead of generating them: a JSON file holding an array of specs
+    /// (or of `{id, spec}` pairs), with their own frequency and budget hints.
+    #[arg(long, conflicts_with_all = ["reductions", "transforms", "kinds", "select"])]
+    specs: Option<PathBuf>,
+    /// The seed's `Budget(max_compute_ms)`: per step, run observables while the sum of their
+    /// declared `budget_hint.compute_ms` fits (nothing is timed); the rest are skipped.
+    #[arg(long)]
+    budget_ms: Option<f64>,
+}
+
+/// The specs of a `--specs` file: an array of specs or of `{id, spec}` pairs (the id checked).
+fn specs_file(path: &Path) -> Result<Vec<ObservableSpec>, String> {
+    const CAP: u64 = 16 << 20;
+    let say = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+    let len = std::fs::metadata(path).map_err(|e| say(&e))?.len();
+    if len > CAP {
+        return Err(say(&format!(
+            "{len} bytes is over the {CAP}-byte cap for a specs file"
+        )));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| say(&e))?;
+    let items: Vec<serde_json::Value> = serde_json::from_str(&text).map_err(|e| say(&e))?;
+    items
+        .into_iter()
+        .map(|item| {
+            let pair = item
+                .as_object()
+                .filter(|m| m.len() == 2 && m.contains_key("id"))
+                .and_then(|m| Some((m.get("id")?.clone(), m.get("spec")?.clone())));
+            let (id, spec) = match pair {
+                Some((id, spec)) => (Some(id), spec),
+                None => (None, item),
+            };
+            let spec: ObservableSpec = serde_json::from_value(spec).map_err(|e| say(&e))?;
+            let own = spec.id().map_err(|e| say(&e))?;
+            match id {
+                Some(id) if id.as_str() != Some(own.as_str()) => Err(say(&format!(
+                    "the pair's id {id} is not its spec's id {own:?}"
+                ))),
+                _ => Ok(spec),
+            }
+        })
+        .collect()
 }
 
 /// Split `a,b(1,2),c` at the commas outside parentheses; blanks are dropped.
@@ -100,10 +145,26 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         kinds: args.kinds.clone(),
         selector: args.select.clone(),
     };
-    let first = FileSource::open(&args.files[0]).map_err(|e| e.to_string())?;
-    let pack =
-        generate_with(&first, &reductions, &transforms, &options).map_err(|e| e.to_string())?;
-    let runtime = Runtime::new(pack).map_err(|e| e.to_string())?;
+    let pack = match &args.specs {
+        Some(path) => specs_file(path)?
+            .into_iter()
+            .map(crate::Observable::builtin)
+            .collect::<Result<crate::Pack, _>>()
+            .map_err(|e| e.to_string())?,
+        None => {
+            let first = FileSource::open(&args.files[0]).map_err(|e| e.to_string())?;
+            generate_with(&first, &reductions, &transforms, &options).map_err(|e| e.to_string())?
+        }
+    };
+    let mut runtime = Runtime::new(pack).map_err(|e| e.to_string())?;
+    if let Some(max) = args.budget_ms {
+        if !(max >= 0.0 && max.is_finite()) {
+            return Err(format!("--budget-ms {max} is not a finite number >= 0"));
+        }
+        runtime = runtime.with_budget(crate::runtime::Budget {
+            max_compute_ms: max,
+        });
+    }
     let specs: BTreeMap<String, ObservableSpec> = runtime
         .observables()
         .iter()
@@ -113,6 +174,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         StoreSink::new(&args.store, &args.run, &args.writer).map_err(|e| e.to_string())?;
     write_specs(&args, &specs)?;
     let mut steps = serde_json::Map::new();
+    let mut skipped = serde_json::Map::new();
     let mut failures = 0usize;
     for (file, step) in args.files.iter().zip(steps_of(&args.files)) {
         let source = FileSource::open(file).map_err(|e| e.to_string())?;
@@ -125,6 +187,9 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         failures += obs.failed.len();
         if args.json {
             steps.insert(step.to_string(), json!(obs.values));
+            if !obs.skipped.is_empty() {
+                skipped.insert(step.to_string(), json!(obs.skipped));
+            }
         } else {
             outln!(
                 "step {step}: {} values, {} skipped, {} failed  ({})",
@@ -136,7 +201,10 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         }
     }
     if args.json {
-        outln!("{}", json!({"specs": specs, "steps": steps}));
+        outln!(
+            "{}",
+            json!({"specs": specs, "steps": steps, "skipped": skipped})
+        );
     } else {
         outln!(
             "{} observables over {} files into run {:?} of {} (specs in {}/observables.json)",

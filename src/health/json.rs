@@ -185,9 +185,11 @@ pub struct AboutJson {
     pub sources: &'static str,
 }
 
-/// `about(flag)` as JSON (`DEAD_CHANNELS(3)` works); `None` for a name that is no flag.
+/// `about(flag)` as JSON (`DEAD_CHANNELS(3)` works, and so does a flag as `where` names it,
+/// `LEAKAGE in net.2`); `None` for a name that is no flag.
 pub fn about_json(flag: &str) -> Option<AboutJson> {
-    let a = somatize_verdict::about(flag)?;
+    let name = flag.split_once(" in ").map_or(flag, |(f, _)| f).trim();
+    let a = somatize_verdict::about(name)?;
     Some(AboutJson {
         flag: a.flag,
         means: a.means,

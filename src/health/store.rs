@@ -20,6 +20,9 @@ use std::fmt;
 pub enum HealthError {
     /// The store could not be read (see the inner error; retrying helps only for I/O).
     Store(StoreError),
+    /// The store holds no run of this name (worded as the record functions word it). Not
+    /// retryable: `runs` lists what is there.
+    NoSuchRun { run: String },
     /// The run's `graph.json` is not a graph; fix or remove the file.
     Graph {
         /// The file in the store.
@@ -38,6 +41,7 @@ impl fmt::Display for HealthError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             HealthError::Store(e) => write!(f, "{e}"),
+            HealthError::NoSuchRun { run } => write!(f, "the store holds no run {run:?}"),
             HealthError::Graph { path, reason } => write!(f, "{path}: {reason}"),
             HealthError::Empty { run, skipped } if skipped.is_empty() => {
                 write!(f, "run {run:?} has no recorded forward to judge")
@@ -56,6 +60,18 @@ impl std::error::Error for HealthError {}
 impl From<StoreError> for HealthError {
     fn from(e: StoreError) -> Self {
         HealthError::Store(e)
+    }
+}
+
+impl HealthError {
+    /// A store error met listing `run`'s writers or indexes: a missing folder is `NoSuchRun`.
+    fn in_run(run: &str, e: HealthError) -> Self {
+        match e {
+            HealthError::Store(StoreError::NotFound { .. }) => HealthError::NoSuchRun {
+                run: run.to_string(),
+            },
+            e => e,
+        }
     }
 }
 
@@ -171,7 +187,7 @@ pub fn read<F: StoreFs>(
 ) -> Result<RunHealth, HealthError> {
     let graph = graph(store, run)?;
     let mut skipped = Vec::new();
-    let items = lines(store, run, last, &mut skipped)?;
+    let items = lines(store, run, last, &mut skipped).map_err(|e| HealthError::in_run(run, e))?;
     let mut forwards: Vec<Forward> = Vec::new();
     let mut places = BTreeMap::new();
     for item in items {
@@ -340,7 +356,7 @@ impl RunHealth {
     pub fn figure(&self, d: &Diagnosis, kind: HealthFigure, of: &str) -> crate::figures::Figure {
         use crate::figures::{flags::flags, overlaid::overlaid, profile::profile};
         match kind {
-            HealthFigure::Profile => profile(&self.seen(), &d.verdict, of),
+            HealthFigure::Profile => profile(&depth_order(self.seen()), &d.verdict, of),
             HealthFigure::Flags => flags(&d.verdict),
             HealthFigure::Overlaid => {
                 let nodes: Vec<(String, String)> = match &self.graph {
@@ -430,6 +446,38 @@ impl RunHealth {
             })
             .collect()
     }
+}
+
+/// Nodes in depth order: each key inside another (`net.0` inside `net`) right after the node it
+/// is within and its earlier keys, so a profile reads as the shape over depth; otherwise in
+/// the order given (declaration order).
+pub fn depth_order(seen: Vec<NodeSeen>) -> Vec<NodeSeen> {
+    let names: Vec<String> = seen.iter().map(|n| n.name.clone()).collect();
+    // The nearest proper dotted prefix of each name that is itself a name.
+    let parent: Vec<Option<usize>> = names
+        .iter()
+        .map(|name| {
+            let mut path = name.as_str();
+            while let Some((head, _)) = path.rsplit_once('.') {
+                if let Some(i) = names.iter().position(|n| n == head) {
+                    return Some(i);
+                }
+                path = head;
+            }
+            None
+        })
+        .collect();
+    let mut order = Vec::with_capacity(names.len());
+    let mut stack: Vec<usize> = (0..names.len())
+        .rev()
+        .filter(|&i| parent[i].is_none())
+        .collect();
+    while let Some(i) = stack.pop() {
+        order.push(i);
+        stack.extend((0..names.len()).rev().filter(|&j| parent[j] == Some(i)));
+    }
+    let mut slots: Vec<Option<NodeSeen>> = seen.into_iter().map(Some).collect();
+    order.into_iter().filter_map(|i| slots[i].take()).collect()
 }
 
 /// The node a key belongs to: the longest of `nodes` that is the key or a dotted prefix of
@@ -572,7 +620,10 @@ impl HealthCache {
             }
         }
         self.kept = None;
-        let before = stamp(store, run, &store.writers(run)?)?;
+        let writers = store
+            .writers(run)
+            .map_err(|e| HealthError::in_run(run, e.into()))?;
+        let before = stamp(store, run, &writers)?;
         let health = std::sync::Arc::new(read(store, run, last)?);
         if health.skipped.is_empty() {
             self.kept = Some(Kept {
@@ -658,6 +709,22 @@ pub fn alerts<F: StoreFs>(
 mod tests {
     use super::*;
     use somatize_verdict::FlagKind;
+
+    #[test]
+    fn depth_order_puts_inner_keys_after_their_node() {
+        let seen = ["net", "head", "1", "loss", "net.0", "net.0.a", "net.2"]
+            .map(|n| NodeSeen {
+                name: n.into(),
+                kind: String::new(),
+                metrics: Default::default(),
+            })
+            .to_vec();
+        let got: Vec<String> = depth_order(seen).into_iter().map(|n| n.name).collect();
+        assert_eq!(
+            got,
+            ["net", "net.0", "net.0.a", "net.2", "head", "1", "loss"].map(String::from)
+        );
+    }
 
     #[test]
     fn keys_fall_within_the_longest_node_that_holds_them() {

@@ -17,6 +17,7 @@ pub(crate) mod lines;
 pub mod live;
 mod locate;
 pub mod nodes;
+pub mod query;
 pub mod runs;
 pub mod standing;
 
@@ -28,6 +29,7 @@ pub use forwards::{forwards, ForwardRow, Name, RowFields};
 pub use kept::KeptLines;
 pub use live::{Live, LiveOptions, ProgressRow, Tally};
 pub use nodes::{nodes, NodeRow};
+pub use query::query;
 pub use runs::{runs, RunRow};
 pub use standing::{standing, StandingRow};
 

@@ -26,10 +26,23 @@ fn thresholds_of(value: Option<&serde_json::Value>) -> Result<crate::verdict::Th
     }
 }
 
-/// `seen`, `diagnose`, `history`, `where`, `alerts` over a run, as the CLI's --json gives them:
-/// seen `{node: {kind, metric: value}}`; diagnose `{run, forwards, diagnosis: {where: [flags]},
-/// thresholds}`; history `[[forward, value]]`; where `{node: [flags]}`; alerts
-/// `[{node, flag, first_forward, means, advice}]`.
+/// `{where: [flag, …]}` as a JS `Map` from node to an array of flags: a `Map` keeps the
+/// declaration order for every name, where a plain object would put names like `0`, `1`
+/// (an `nn.Sequential`'s) first in numeric order.
+fn ordered_js(pairs: &[(String, Vec<String>)]) -> Result<JsValue, JsError> {
+    let map = js_sys::Map::new();
+    for (node, flags) in pairs {
+        map.set(&JsValue::from_str(node), &to_js(flags)?);
+    }
+    Ok(map.into())
+}
+
+/// `seen`, `diagnose`, `diagnosed`, `history`, `where`, `alerts` over a run, as the CLI's
+/// --json gives them: seen `{node: {kind, metric: value}}`; diagnose the seed's
+/// `{where: [flags]}` as a `Map` in declaration order; diagnosed (`diagnose --with-bounds`)
+/// `{run, forwards, diagnosis: {where: [flags]}, thresholds, …}`; history
+/// `[[forward, value]]`; where `{node: [flags]}` as a `Map`; alerts
+/// `[{node, flag, first_forward, means, advice}]`. `node` and `of` are `history`'s only.
 /// The read behind them is kept in `cache` while the run is unchanged.
 pub(super) fn health_call<F: StoreFs>(
     store: &Store<F>,
@@ -37,19 +50,36 @@ pub(super) fn health_call<F: StoreFs>(
     name: &str,
     o: HealthOpts,
 ) -> Result<JsValue, JsError> {
+    if name != "history" {
+        for (given, field) in [(o.node.is_some(), "node"), (o.of.is_some(), "of")] {
+            if given {
+                return Err(coded(
+                    codes::UNKNOWN_OPTION,
+                    format!("options of {name}: unknown field `{field}` (only history takes it)"),
+                ));
+            }
+        }
+    }
+    if name == "seen" && o.thresholds.is_some() {
+        return Err(coded(
+            codes::UNKNOWN_OPTION,
+            "options of seen: unknown field `thresholds` (seen is what was measured, not judged)",
+        ));
+    }
     let h = kept_read(store, cache, &o.run, o.last)?;
     let t = thresholds_of(o.thresholds.as_ref())?;
     match name {
         "seen" => to_js(&crate::health::json::seen_json(&h.seen())),
-        "diagnose" => to_js(&h.diagnose(&t).to_json()),
+        "diagnose" => ordered_js(&h.diagnose(&t).verdict.to_names()),
+        "diagnosed" => to_js(&h.diagnose(&t).to_json()),
         "history" => {
             let node = o
                 .node
                 .as_deref()
-                .ok_or_else(|| JsError::new("history needs {run, node}"))?;
+                .ok_or_else(|| coded(codes::BAD_OPTION, "history needs {run, node}"))?;
             to_js(&h.history(node, o.of.as_deref().unwrap_or("grad_norm")))
         }
-        "where" => to_js(&where_json(&h, &h.diagnose(&t))),
+        "where" => ordered_js(&h.overlay(&h.diagnose(&t))),
         _ => to_js(&h.alerts(&h.diagnose(&t))),
     }
 }
@@ -89,7 +119,10 @@ fn kept_read<F: StoreFs>(
     cache
         .borrow_mut()
         .read_at(store, run, last, js_sys::Date::now())
-        .map_err(js_err)
+        .map_err(|e| match e {
+            crate::health::store::HealthError::NoSuchRun { .. } => coded(codes::NO_SUCH_RUN, e),
+            e => js_err(e),
+        })
 }
 
 /// A health figure of a read under a diagnosis, as `figure` answers it: `{data, layout, skipped}`.
@@ -128,7 +161,8 @@ pub(super) struct JudgeOpts {
 
 /// `judge({run, thresholds?, last?, of?})`: what a threshold edit asks, in one call over one
 /// read and one diagnosis: `{diagnose, alerts, where, profile, flags, overlaid}`, each exactly
-/// what `diagnose`, `alerts`, `where` and `figure({kind, of})` answer with the same options.
+/// what `diagnosed`, `alerts`, `where` (as a plain object) and `figure({kind, of})` answer with
+/// the same options.
 pub(super) fn judge_call<F: StoreFs>(
     store: &Store<F>,
     cache: &RefCell<HealthCache>,

@@ -53,6 +53,15 @@ pub fn generate_js(
     reductions: JsValue,
     transforms: JsValue,
     options: JsValue,
+) -> Result<JsValue, JsValue> {
+    with_code(|| generate_inner(keys, reductions, transforms, options))
+}
+
+fn generate_inner(
+    keys: JsValue,
+    reductions: JsValue,
+    transforms: JsValue,
+    options: JsValue,
 ) -> Result<JsValue, JsError> {
     let keys: Vec<String> = from_js("keys", keys)?;
     let reductions: Vec<String> = from_js("reductions", reductions)?;
@@ -64,7 +73,7 @@ pub fn generate_js(
     let opts: GenerateOpts = if options.is_undefined() || options.is_null() {
         GenerateOpts::default()
     } else {
-        from_js("options", options)?
+        from_js_strict("options of generate", options)?
     };
     let mut o = crate::GenerateOptions::default();
     if let Some(kinds) = opts.kinds {
@@ -119,11 +128,21 @@ impl JsValues {
     }
 }
 
-/// A tensor handed in from JS: its shape, checked against the values' length when handed in.
+/// A tensor handed in from JS: its shape, checked against the values' length when handed in,
+/// and the seed's `TypedTensor` metadata when given (carried onto the tensor a spec reads).
 struct JsTensor {
     shape: Vec<usize>,
     values: JsValues,
+    /// Axis names, one per dimension.
+    axes: Option<Vec<String>>,
+    /// The training stage it was captured at.
+    stage: Option<String>,
+    /// Where it came from (the provenance's `file`; `<js>` when not given).
+    provenance: Option<String>,
 }
+
+/// The fields a tensor handed in may have; any other is an error naming it (never dropped).
+const TENSOR_FIELDS: &[&str] = &["key", "shape", "values", "axes", "stage", "provenance"];
 
 /// A tensor handed in from JS: `{key, shape, values}` with values a typed array or array.
 fn tensor_from_js(item: &JsValue) -> Result<(String, JsTensor), JsError> {
@@ -132,7 +151,43 @@ fn tensor_from_js(item: &JsValue) -> Result<(String, JsTensor), JsError> {
             .map_err(|_| JsError::new("tensor is not an object"))
     };
     let key: String = from_js("tensor key", get("key")?)?;
+    if let Some(obj) = item.dyn_ref::<js_sys::Object>() {
+        for name in js_sys::Object::keys(obj).iter() {
+            let name = name.as_string().unwrap_or_default();
+            if !TENSOR_FIELDS.contains(&name.as_str()) {
+                return Err(coded(
+                    codes::UNKNOWN_OPTION,
+                    format!(
+                        "tensor {key:?}: unknown field {name:?}, expected one of {}",
+                        TENSOR_FIELDS.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
     let shape: Vec<usize> = from_js(&format!("shape of {key}"), get("shape")?)?;
+    let optional = |name: &str| -> Result<Option<JsValue>, JsError> {
+        let v = get(name)?;
+        Ok((!v.is_undefined() && !v.is_null()).then_some(v))
+    };
+    let axes: Option<Vec<String>> = optional("axes")?
+        .map(|v| from_js(&format!("axes of {key}"), v))
+        .transpose()?;
+    if let Some(a) = &axes {
+        if a.len() != shape.len() {
+            return Err(JsError::new(&format!(
+                "tensor {key:?}: {} axis names for {} dimensions (shape {shape:?})",
+                a.len(),
+                shape.len()
+            )));
+        }
+    }
+    let stage: Option<String> = optional("stage")?
+        .map(|v| from_js(&format!("stage of {key}"), v))
+        .transpose()?;
+    let provenance: Option<String> = optional("provenance")?
+        .map(|v| from_js(&format!("provenance of {key}"), v))
+        .transpose()?;
     let values = get("values")?;
     let values = if let Some(a) = values.dyn_ref::<js_sys::Float32Array>() {
         JsValues::F32(a.clone())
@@ -152,7 +207,16 @@ fn tensor_from_js(item: &JsValue) -> Result<(String, JsTensor), JsError> {
             "tensor {key:?}: {len} values do not fill shape {shape:?}"
         )));
     }
-    Ok((key, JsTensor { shape, values }))
+    Ok((
+        key,
+        JsTensor {
+            shape,
+            values,
+            axes,
+            stage,
+            provenance,
+        },
+    ))
 }
 
 /// Tensors handed in from JS, as a source: each is copied into wasm memory only when a spec
@@ -180,13 +244,17 @@ impl crate::TensorSource for JsTensors {
             .ok_or_else(|| crate::source::SourceError::NotFound { key: key.into() })?;
         let data = t.values.copy();
         let provenance = crate::tensor::Provenance {
-            file: "<js>".into(),
+            file: t.provenance.clone().unwrap_or_else(|| "<js>".into()),
             key: key.into(),
             dtype: data.dtype().name().into(),
         };
         let len = data.len();
         crate::TypedTensor::new(data, t.shape.clone(), provenance)
-            .map(std::borrow::Cow::Owned)
+            .map(|mut typed| {
+                typed.axes = t.axes.clone();
+                typed.stage = t.stage.clone();
+                std::borrow::Cow::Owned(typed)
+            })
             .ok_or_else(|| crate::source::SourceError::BadTensor {
                 key: key.into(),
                 len,
@@ -253,7 +321,22 @@ struct ObservedJs {
     failed: Vec<String>,
 }
 
-/// Observe specs over tensors handed in: `observeTensors(tensors, specs, step?)` with
+/// Options of the `observe*` calls: `{budget: {maxComputeMs}}`, the seed's
+/// `Budget(max_compute_ms=…)` over the specs' declared `budget_hint.compute_ms`.
+#[derive(serde::Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct ObserveOpts {
+    budget: Option<BudgetJs>,
+}
+
+/// `Budget(max_compute_ms)`: a cap on the sum of the declared hints (nothing is timed).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct BudgetJs {
+    max_compute_ms: f64,
+}
+
+/// Observe specs over tensors handed in: `observeTensors(tensors, specs, step?, options?)` with
 /// `tensors = [{key: "param.fc1.weight", shape: [2, 3], values: Float32Array}]`; returns
 /// `{step, values: {id: value}, skipped, failed}`. Every key is read once, every reduction
 /// over one tensor runs in one pass, as natively; a tensor's values are copied into wasm
@@ -263,6 +346,16 @@ pub fn observe_tensors(
     tensors: JsValue,
     specs: JsValue,
     step: Option<f64>,
+    options: JsValue,
+) -> Result<JsValue, JsValue> {
+    with_code(|| observe_tensors_inner(tensors, specs, step, options))
+}
+
+fn observe_tensors_inner(
+    tensors: JsValue,
+    specs: JsValue,
+    step: Option<f64>,
+    options: JsValue,
 ) -> Result<JsValue, JsError> {
     let items = tensors
         .dyn_ref::<js_sys::Array>()
@@ -272,7 +365,41 @@ pub fn observe_tensors(
         let (key, tensor) = tensor_from_js(&item)?;
         source.0.insert(key, tensor);
     }
-    observe_source(&source, specs, step)
+    observe_source(&source, specs, step, options)
+}
+
+/// The specs of an `observe*` call: each a spec object, or an `{id, spec}` pair as `generate`
+/// gives it (its id checked against the spec's, so a pair edited by hand cannot lie).
+fn specs_from_js(specs: JsValue) -> Result<Vec<ObservableSpec>, JsError> {
+    let items: Vec<serde_json::Value> = from_js("specs", specs)?;
+    items
+        .into_iter()
+        .map(|item| {
+            let pair = match &item {
+                serde_json::Value::Object(m)
+                    if m.len() == 2 && m.contains_key("id") && m.contains_key("spec") =>
+                {
+                    Some((m.get("id").cloned(), m.get("spec").cloned()))
+                }
+                _ => None,
+            };
+            let (id, spec) = match pair {
+                Some((id, Some(spec))) => (id, spec),
+                _ => (None, item),
+            };
+            let spec: ObservableSpec =
+                serde_json::from_value(spec).map_err(|e| option_error("specs", e))?;
+            if let Some(id) = id {
+                let own = spec.id().map_err(js_err)?;
+                if id.as_str() != Some(own.as_str()) {
+                    return Err(JsError::new(&format!(
+                        "specs: the pair's id {id} is not its spec's id {own:?}"
+                    )));
+                }
+            }
+            Ok(spec)
+        })
+        .collect()
 }
 
 /// Run specs (a JS array) over a source at a step; the shared tail of the `observe*` exports.
@@ -280,14 +407,27 @@ fn observe_source(
     source: &dyn crate::TensorSource,
     specs: JsValue,
     step: Option<f64>,
+    options: JsValue,
 ) -> Result<JsValue, JsError> {
-    let specs: Vec<ObservableSpec> = from_js("specs", specs)?;
+    let opts: ObserveOpts = super::store::call_opts("observe", options)?;
+    let specs = specs_from_js(specs)?;
     let pack = specs
         .into_iter()
         .map(crate::Observable::builtin)
         .collect::<Result<crate::Pack, _>>()
         .map_err(js_err)?;
-    let runtime = crate::Runtime::new(pack).map_err(js_err)?;
+    let mut runtime = crate::Runtime::new(pack).map_err(js_err)?;
+    if let Some(b) = opts.budget {
+        if !(b.max_compute_ms >= 0.0 && b.max_compute_ms.is_finite()) {
+            return Err(JsError::new(&format!(
+                "budget: maxComputeMs {} is not a finite number >= 0",
+                b.max_compute_ms
+            )));
+        }
+        runtime = runtime.with_budget(crate::runtime::Budget {
+            max_compute_ms: b.max_compute_ms,
+        });
+    }
     let step = match step {
         Some(s) if s >= 0.0 && s.fract() == 0.0 && s <= u64::MAX as f64 => s as u64,
         Some(s) => {
@@ -307,18 +447,22 @@ fn observe_source(
 }
 
 /// Observe specs over a tensor file's bytes (an NPZ dump, a .npy, a checkpoint):
-/// `observeFile(bytes, name, specs, step?)` returns `{step, values: {id: value}, skipped,
-/// failed}`, as `observeTensors`; entries are read from the bytes only when a spec needs them.
+/// `observeFile(bytes, name, specs, step?, options?)` returns `{step, values: {id: value},
+/// skipped, failed}`, as `observeTensors`; entries are read from the bytes only when a spec
+/// needs them.
 #[wasm_bindgen(js_name = observeFile)]
 pub fn observe_file(
     bytes: JsValue,
     name: &str,
     specs: JsValue,
     step: Option<f64>,
-) -> Result<JsValue, JsError> {
-    let file = crate::tensor::TensorFile::open(name, JsSource::new(bytes, "observeFile")?)
-        .map_err(js_err)?;
-    observe_source(&crate::FileSource::new(file), specs, step)
+    options: JsValue,
+) -> Result<JsValue, JsValue> {
+    with_code(|| {
+        let file = crate::tensor::TensorFile::open(name, JsSource::new(bytes, "observeFile")?)
+            .map_err(js_err)?;
+        observe_source(&crate::FileSource::new(file), specs, step, options)
+    })
 }
 
 fn window(name: &str, w: f64) -> Result<usize, JsError> {

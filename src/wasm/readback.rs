@@ -1,7 +1,7 @@
 //! Reading a record back from JS: the seed's somatize.record and its figures over an open store.
 
 use super::health::health_figure;
-use super::store::{call_opts, curve_to_js, rows_and_skipped};
+use super::store::{call_opts, curve_to_js, readback_err, rows_and_skipped};
 use super::*;
 use crate::readback::lines::Line;
 use crate::store::Field;
@@ -21,7 +21,7 @@ impl RecordOpts {
     fn run(&self, name: &str) -> Result<&str, JsError> {
         self.run
             .as_deref()
-            .ok_or_else(|| JsError::new(&format!("{name} needs {{run}}")))
+            .ok_or_else(|| coded(codes::BAD_OPTION, format!("{name} needs {{run}}")))
     }
 
     fn of(&self) -> &str {
@@ -38,20 +38,48 @@ pub(super) fn readback_call<F: StoreFs>(
 ) -> Result<JsValue, JsError> {
     use crate::readback as rb;
     let o: RecordOpts = call_opts(name, options)?;
+    // An option the function does not take is an error naming it, never ignored.
+    let takes: &[&str] = match name {
+        "runs" | "standing" => &[],
+        "forwards" => &["run"],
+        "curve" | "curveCosts" => &["run", "of"],
+        "facts" => &["run", "forward"],
+        _ => &["run", "last"],
+    };
+    for (given, field) in [
+        (o.run.is_some(), "run"),
+        (o.of.is_some(), "of"),
+        (o.forward.is_some(), "forward"),
+        (o.last.is_some(), "last"),
+    ] {
+        if given && !takes.contains(&field) {
+            return Err(coded(
+                codes::UNKNOWN_OPTION,
+                format!(
+                    "options of {name}: unknown field `{field}`, expected {}",
+                    if takes.is_empty() {
+                        "none".to_string()
+                    } else {
+                        takes.join(", ")
+                    }
+                ),
+            ));
+        }
+    }
     match name {
-        "runs" => to_js(&rb::runs(store).map_err(js_err)?),
+        "runs" => to_js(&rb::runs(store).map_err(readback_err)?),
         "forwards" => forwards_to_js(store, o.run(name)?),
-        "curve" => curve_to_js(&rb::curve(store, o.run(name)?, o.of()).map_err(js_err)?),
-        "curveCosts" => to_js(&rb::curve_costs(store, o.run(name)?, o.of()).map_err(js_err)?),
+        "curve" => curve_to_js(&rb::curve(store, o.run(name)?, o.of()).map_err(readback_err)?),
+        "curveCosts" => to_js(&rb::curve_costs(store, o.run(name)?, o.of()).map_err(readback_err)?),
         "facts" => {
             let forward = o
                 .forward
-                .ok_or_else(|| JsError::new("facts needs {run, forward}"))?;
-            to_js(&rb::facts(store, o.run(name)?, forward).map_err(js_err)?)
+                .ok_or_else(|| coded(codes::BAD_OPTION, "facts needs {run, forward}"))?;
+            to_js(&rb::facts(store, o.run(name)?, forward).map_err(readback_err)?)
         }
-        "nodes" => to_js(&rb::nodes(store, o.run(name)?, o.last).map_err(js_err)?),
-        "fleet" => to_js(&rb::fleet(store, o.run(name)?, o.last).map_err(js_err)?),
-        _ => to_js(&rb::standing(store).map_err(js_err)?),
+        "nodes" => to_js(&rb::nodes(store, o.run(name)?, o.last).map_err(readback_err)?),
+        "fleet" => to_js(&rb::fleet(store, o.run(name)?, o.last).map_err(readback_err)?),
+        _ => to_js(&rb::standing(store).map_err(readback_err)?),
     }
 }
 
@@ -66,6 +94,39 @@ pub(super) struct FigureOpts {
     pub(super) last: Option<usize>,
     pub(super) forward: Option<u64>,
     pub(super) thresholds: Option<serde_json::Value>,
+}
+
+impl FigureOpts {
+    /// Refuse an option this kind of figure does not take, naming it (never ignored).
+    pub(super) fn check(&self) -> Result<(), JsError> {
+        let takes: &[&str] = match self.kind.as_str() {
+            "progress" => &["of", "smooth"],
+            "spent" | "machines" => &["last"],
+            "gantt" => &["forward"],
+            "profile" => &["of", "last", "thresholds"],
+            "flags" | "overlaid" => &["last", "thresholds"],
+            _ => return Ok(()), // an unknown kind is refused by name where it is drawn
+        };
+        for (given, field) in [
+            (self.of.is_some(), "of"),
+            (self.smooth.is_some(), "smooth"),
+            (self.last.is_some(), "last"),
+            (self.forward.is_some(), "forward"),
+            (self.thresholds.is_some(), "thresholds"),
+        ] {
+            if given && !takes.contains(&field) {
+                return Err(coded(
+                    codes::UNKNOWN_OPTION,
+                    format!(
+                        "options of figure {:?}: unknown field `{field}`, expected {}",
+                        self.kind,
+                        takes.join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A figure with what was skipped to draw it: Plotly's `{data, layout}` plus `skipped`.
@@ -100,13 +161,13 @@ pub(super) fn figure_call<F: StoreFs>(store: &Store<F>, o: FigureOpts) -> Result
             if let Some(of) = o.of {
                 live.of = of;
             }
-            figure_js(figures::progress::progress(store, run, live).map_err(js_err)?)
+            figure_js(figures::progress::progress(store, run, live).map_err(readback_err)?)
         }
-        "spent" => figure_js(figures::spent::spent(store, run, o.last).map_err(js_err)?),
-        "machines" => figure_js(figures::machines::machines(store, run, o.last).map_err(js_err)?),
+        "spent" => figure_js(figures::spent::spent(store, run, o.last).map_err(readback_err)?),
+        "machines" => figure_js(figures::machines::machines(store, run, o.last).map_err(readback_err)?),
         "gantt" => {
             let figure =
-                figures::gantt::gantt(store, run, o.forward.unwrap_or(0)).map_err(js_err)?;
+                figures::gantt::gantt(store, run, o.forward.unwrap_or(0)).map_err(readback_err)?;
             figure_js(crate::readback::Answer::new(figure))
         }
         "profile" | "flags" | "overlaid" => health_figure(store, o),
@@ -303,6 +364,6 @@ fn forwards_to_js<F: StoreFs>(store: &Store<F>, run: &str) -> Result<JsValue, Js
     crate::readback::forwards::each_forward(store, run, &mut skipped, &mut |l| {
         columns.push_line(l)
     })
-    .map_err(js_err)?;
+    .map_err(readback_err)?;
     rows_and_skipped(&columns.into_rows()?, &skipped)
 }

@@ -54,9 +54,10 @@ impl StoreHandle {
         })
     }
 
-    /// Call store function `name` with its options object (see `store_call`).
-    pub fn call(&self, name: &str, options: JsValue) -> Result<JsValue, JsError> {
-        store_call(&self.store, &self.kept, name, options)
+    /// Call store function `name` with its options object (see `store_call`); an error has
+    /// the core's message and, where one applies, a stable `code` (see `codes`).
+    pub fn call(&self, name: &str, options: JsValue) -> Result<JsValue, JsValue> {
+        with_code(|| store_call(&self.store, &self.kept, name, options))
     }
 
     /// The store's files were refreshed (files written since are seen): the next health answer
@@ -130,7 +131,15 @@ pub(super) fn call_opts<T: DeserializeOwned>(name: &str, options: JsValue) -> Re
     // Through a JSON value, so that `deny_unknown_fields` sees every key the caller gave.
     let what = format!("options of {name}");
     let value: serde_json::Value = from_js(&what, options)?;
-    serde_json::from_value(value).map_err(|e| JsError::new(&format!("{what}: {e}")))
+    serde_json::from_value(value).map_err(|e| option_error(&what, e))
+}
+
+/// A record error as a JS error: a missing run is `NO_SUCH_RUN`.
+pub(super) fn readback_err(e: crate::readback::ReadbackError) -> JsError {
+    match e {
+        crate::readback::ReadbackError::NoSuchRun { .. } => coded(codes::NO_SUCH_RUN, e),
+        e => js_err(e),
+    }
 }
 
 /// The names `store_call` answers, for the message about an unknown one.
@@ -151,11 +160,22 @@ const STORE_CALLS: &[&str] = &[
     "figure",
     "seen",
     "diagnose",
+    "diagnosed",
     "history",
     "where",
     "alerts",
     "judge",
+    "query",
 ];
+
+/// Options of `query`: one value `observe` wrote, by exact spec id and step.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct QueryOpts {
+    run: String,
+    id: String,
+    step: u64,
+}
 
 /// One call on an open store: `name` is the JS method, `options` its options object.
 ///
@@ -188,20 +208,28 @@ fn store_call<F: StoreFs>(
         }
         "figure" => {
             let o: super::readback::FigureOpts = call_opts(name, options)?;
+            o.check()?;
             match o.kind.as_str() {
                 "profile" | "flags" | "overlaid" => health_figure_with(store, health, o),
                 "gantt" => gantt_js(store, &kept.lines.borrow(), o),
                 _ => figure_call(store, o),
             }
         }
-        "seen" | "diagnose" | "history" | "where" | "alerts" => {
+        "seen" | "diagnose" | "diagnosed" | "history" | "where" | "alerts" => {
             health_call(store, health, name, call_opts(name, options)?)
         }
         "judge" => judge_call(store, health, call_opts(name, options)?),
-        _ => Err(JsError::new(&format!(
-            "no store function {name:?}; there are {}",
-            STORE_CALLS.join(", ")
-        ))),
+        "query" => {
+            let o: QueryOpts = call_opts(name, options)?;
+            to_js(&crate::readback::query(store, &o.run, &o.id, o.step).map_err(readback_err)?)
+        }
+        _ => Err(coded(
+            codes::NO_SUCH_FUNCTION,
+            format!(
+                "no store function {name:?}; there are {}",
+                STORE_CALLS.join(", ")
+            ),
+        )),
     }
 }
 

@@ -55,10 +55,20 @@ pub fn verdict_over(forwards: JsValue, thresholds: JsValue) -> Result<JsValue, J
     )))
 }
 
-/// The node a key belongs to (`net.2.attn` → `net.2` when `net.2` is a node), given the
-/// node names: the seed's `within`.
+/// The node a key belongs to: the seed's `within(where)`. With the graph's node names
+/// (`within("net.2.attn", ["net", "net.2"])` → `net.2`) the longest that holds it; with one
+/// argument, the key's first dotted segment (`within("net.2.attn")` → `net`).
 #[wasm_bindgen]
-pub fn within(key: &str, nodes: Vec<String>) -> String {
+pub fn within(key: &str, nodes: Option<Vec<String>>) -> String {
+    let nodes = nodes.unwrap_or_default();
     let names: Vec<&str> = nodes.iter().map(String::as_str).collect();
     crate::health::store::within(key, &names).to_string()
+}
+
+/// Every bound as `{name: value, …}` in the documented order, with `over` (`{name: value}`)
+/// applied: the seed's `Thresholds(**over).as_dict()`. An unknown name or a non-number throws.
+#[wasm_bindgen(js_name = thresholdsAsDict)]
+pub fn thresholds_as_dict(over: JsValue) -> Result<JsValue, JsError> {
+    let t = thresholds_from_js(over)?;
+    to_js(&crate::health::thresholds::AsJson(&t))
 }

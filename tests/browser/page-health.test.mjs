@@ -99,9 +99,9 @@ test("the flags table lists one row per fault, as the CLI prints them", async ()
   assert.match(row.sure, /update_ratio/, "the evidence names the metric it was taken on");
   assert.match(row.explains, /OVERSTEPPING at fc2/);
   assert.match(row.explains, /DEAD at relu/);
-  const json = JSON.parse(somatize("diagnose", s.store, "--run", run, "--thresholds", boundsFile, "--json"));
+  const json = JSON.parse(somatize("diagnose", s.store, "--run", run, "--thresholds", boundsFile, "--with-bounds"));
   assert.deepEqual(Object.keys(json.diagnosis), flagged, "diagnose --json writes its nodes in that order too");
-  assert.deepEqual(Object.keys((await node.diagnose({ run, thresholds: BOUNDS })).diagnosis), flagged, "and so does the package");
+  assert.deepEqual([...(await node.diagnose({ run, thresholds: BOUNDS })).keys()], flagged, "and so does the package");
   assert.deepEqual(shown.map(([n, f, since]) => [n, f, since]),
     (await node.alerts({ run, thresholds: BOUNDS })).map((a) => [a.node, a.flag, a.first_forward]));
   await page.locator("#verdict-section").screenshot({ path: join(shots, "store-alerts.png") });
@@ -114,8 +114,8 @@ test("where is a table of the verdict folded onto the nodes; history draws a nod
   const { page, seen } = await openAt(run);
   const where = await page.evaluate(() => [...document.querySelectorAll("#where-table tbody tr")]
     .map((tr) => [tr.children[0].textContent, tr.children[1].textContent.split(", ")]));
-  assert.deepEqual(where, Object.entries(await node.where({ run, thresholds: BOUNDS })));
-  const json = JSON.parse(somatize("diagnose", s.store, "--run", run, "--thresholds", boundsFile, "--json"));
+  assert.deepEqual(where, [...(await node.where({ run, thresholds: BOUNDS }))]);
+  const json = JSON.parse(somatize("diagnose", s.store, "--run", run, "--thresholds", boundsFile, "--with-bounds"));
   assert.deepEqual(where, Object.entries(json.diagnosis), "no flag from inside a node: where is the diagnosis");
 
   const cliSeen = JSON.parse(somatize("seen", s.store, "--run", run, "--json"));
@@ -132,7 +132,7 @@ test("where is a table of the verdict folded onto the nodes; history draws a nod
     await page.waitForFunction(([n, of]) => document.querySelector("#fig-history .gtitle")?.textContent.startsWith(`${of} of ${n} `), [n, of]);
     const pairs = await node.history({ run, node: n, of });
     assert.deepEqual(await drawn(), { x: pairs.map((p) => p[0]), y: pairs.map((p) => p[1]) }, `${n} ${of}`);
-    const forwards = JSON.parse(somatize("diagnose", s.store, "--run", run, "--json")).forwards;
+    const forwards = JSON.parse(somatize("diagnose", s.store, "--run", run, "--with-bounds")).forwards;
     // One point per forward judged that has it (an update ratio needs the forward before).
     assert.ok(pairs.length >= forwards.count - 1 && pairs.length <= forwards.count, `${n} ${of}: ${pairs.length} points`);
     assert.ok(pairs.every(([f]) => f >= forwards.first && f <= forwards.last), `${n} ${of}: within the forwards judged`);

@@ -25,7 +25,7 @@ after(async () => {
   server?.close();
 });
 
-const diagnosis = (...more) => JSON.parse(execFileSync(cli, ["diagnose", join(root, rel), "--run", "long", "--json", ...more],
+const diagnosis = (...more) => JSON.parse(execFileSync(cli, ["diagnose", join(root, rel), "--run", "long", "--with-bounds", ...more],
   { encoding: "utf8" }));
 
 /** The flags table as [node, flag]. */

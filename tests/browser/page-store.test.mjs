@@ -75,7 +75,7 @@ const flagsShown = (page) => page.evaluate(() => [...document.querySelectorAll("
 /** The verdict, the measurements offered and the health figures are the package's in Node. */
 async function checkHealth(page, run, over) {
   const thresholds = { ...(await import("somatize")).thresholdsDefault(), ...over };
-  const d = await node.diagnose({ run, thresholds });
+  const d = await node.diagnosed({ run, thresholds });
   assert.deepEqual(await flagsShown(page), Object.entries(d.diagnosis).flatMap(([n, fs]) => fs.map((f) => [n, f])));
   assert.match(await page.textContent("#verdict-summary"), new RegExp(`Judged over ${d.forwards.count} forwards`));
   const seen = await node.seen({ run });
@@ -149,7 +149,7 @@ test("a store whose run, node and tensor names are HTML and script shows them as
   assert.ok((await page.locator("#fig-gantt .ytick").allTextContents()).includes(HOSTILE), "the node's name on the gantt");
   const hostileStore = await openStore(store);
   try {
-    const d = await hostileStore.diagnose({ run: HOSTILE });
+    const d = await hostileStore.diagnosed({ run: HOSTILE });
     const want = Object.entries(d.diagnosis).flatMap(([n, fs]) => fs.map((f) => [n, f]));
     assert.ok(want.some(([n]) => n === HOSTILE), `the hostile node is flagged: ${JSON.stringify(want)}`);
     assert.deepEqual(await flagsShown(page), want);

@@ -59,7 +59,7 @@ export async function checkViews(assert, frame, store, run) {
   assert.deepEqual(shown, runs.map((r) => ({ run: r.run, writers: r.writers, forwards: r.forwards, broke: r.broke, took_us: r.took_us })),
     "the runs table is `somatize runs --json` for the run");
 
-  const d = json("diagnose", store, "--run", run, "--json");
+  const d = json("diagnose", store, "--run", run, "--with-bounds");
   const flags = await frame.evaluate(() => [...document.querySelectorAll("#flags-table tbody tr")]
     .map((tr) => [tr.children[0].textContent, tr.children[1].textContent]));
   assert.deepEqual(flags, Object.entries(d.diagnosis).flatMap(([n, fs]) => fs.map((f) => [n, f])),

@@ -47,7 +47,7 @@ test("the report opened by file:// shows the run as the CLI answers, offline", a
   // Editing a threshold judges again in the page, as `diagnose --thresholds` does.
   const over = join(s.dir, "over.json");
   writeFileSync(over, JSON.stringify({ dead_layer_fraction: 0.99, dead_channels_min: 1000 }));
-  const want = json("diagnose", s.store, "--run", "dead_relu", "--thresholds", over, "--json");
+  const want = json("diagnose", s.store, "--run", "dead_relu", "--thresholds", over, "--with-bounds");
   await page.fill("#thresholds input[name=dead_layer_fraction]", "0.99");
   await page.fill("#thresholds input[name=dead_channels_min]", "1000");
   await page.dispatchEvent("#thresholds input[name=dead_channels_min]", "input");

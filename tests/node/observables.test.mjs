@@ -14,9 +14,11 @@ test('golden spec ids match the native ones', () => {
   }
 });
 
-test('generate covers params, grads and loss and names unknown ops', () => {
-  const got = s.generate(['param.fc1.weight', 'grad.fc1.weight', 'loss', 'other.x'], ['l2', 'mean'], []);
+test('generate covers params, grads and loss when asked and names unknown ops', () => {
+  const keys = ['param.fc1.weight', 'grad.fc1.weight', 'loss', 'other.x'];
+  const got = s.generate(keys, ['l2', 'mean'], [], { kinds: ['param', 'grad', 'act', 'loss'] });
   assert.equal(got.length, 6);
+  assert.equal(s.generate(keys, ['l2', 'mean']).length, 2, 'parameters only by default');
   assert.equal(got[0].id, 'c20fbee7e79167b0');
   assert.throws(() => s.generate(['param.a'], ['l3'], []), /"l3"/);
 });

@@ -60,9 +60,9 @@ test("Node gives the CLI's verdicts, seen numbers and health figures", async () 
   writeFileSync(strict, JSON.stringify(STRICT));
   const run = ["--run", "mlp"];
   same(got.seen, json("seen", s.store, ...run), "seen");
-  same(got.diagnose, json("diagnose", s.store, ...run), "diagnose");
-  same(got.strict, json("diagnose", s.store, ...run, "--thresholds", strict), "diagnose at STRICT");
-  same(got.lastTwo, json("diagnose", s.store, ...run, "--last", "2", "--thresholds", strict), "last 2");
+  same(got.diagnose, json("diagnose", s.store, ...run, "--with-bounds"), "diagnose");
+  same(got.strict, json("diagnose", s.store, ...run, "--with-bounds", "--thresholds", strict), "diagnose at STRICT");
+  same(got.lastTwo, json("diagnose", s.store, ...run, "--with-bounds", "--last", "2", "--thresholds", strict), "last 2");
   assert.ok(Object.keys(got.strict.diagnosis).length > 0, "STRICT raises flags");
   assert.deepEqual(got.diagnose.diagnosis, {}, "the defaults raise none on this healthy run");
   assert.equal(got.strict.thresholds.stalled_update_ratio, 0.5, "the thresholds it was taken at");

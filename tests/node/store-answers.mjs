@@ -42,11 +42,11 @@ export async function healthAnswers(store, run) {
   const node = Object.keys(seen)[0];
   return {
     seen,
-    diagnose: await store.diagnose({ run }),
-    strict: await store.diagnose({ run, thresholds: STRICT }),
-    lastTwo: await store.diagnose({ run, last: 2, thresholds: STRICT }),
+    diagnose: await store.diagnosed({ run }),
+    strict: await store.diagnosed({ run, thresholds: STRICT }),
+    lastTwo: await store.diagnosed({ run, last: 2, thresholds: STRICT }),
     history: await store.history({ run, node }),
-    where: await store.where({ run, thresholds: STRICT }),
+    where: Object.fromEntries(await store.where({ run, thresholds: STRICT })),
     alerts: await store.alerts({ run, thresholds: STRICT }),
     profile: await store.figure({ kind: "profile", run, thresholds: STRICT }),
     flags: await store.figure({ kind: "flags", run, thresholds: STRICT }),

@@ -230,7 +230,7 @@ def test_torch_metrics_equal_rusts(tmp_path, capfd, cli, case, steps):
     assert any("update_erank" in row for row in torch_seen.values())
     assert any("grad_srank" in row for row in torch_seen.values())
     # The verdict over each record is the same (and the sick one has something to say).
-    verdict = cli("diagnose", store, "--run", "watch")["diagnosis"]
-    assert verdict == cli("diagnose", store, "--run", "dump")["diagnosis"]
+    verdict = cli("diagnose", store, "--run", "watch")
+    assert verdict == cli("diagnose", store, "--run", "dump")
     if case == "dead":
         assert any("DEAD" in f for flags in verdict.values() for f in flags), verdict
