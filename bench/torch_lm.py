@@ -22,11 +22,10 @@ from pathlib import Path
 import torch
 
 ROOT = Path(__file__).resolve().parent.parent
-try:
-    import somatize.torch as st
-except ImportError:
-    sys.path.insert(0, str(ROOT / "python"))
-    import somatize.torch as st
+# This checkout's package (not one installed in the venv from another commit); its companion
+# is SOMATIZE_BIN (scripts/bench-torch.sh points it at this checkout's release build).
+sys.path.insert(0, str(ROOT / "python"))
+import somatize.torch as st  # noqa: E402
 
 # name: (vocab, d, layers, heads, batch, tokens, tied)
 MODELS = {

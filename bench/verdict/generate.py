@@ -536,11 +536,9 @@ def train(run, out_dir, watch_store=None):
         m.register_forward_hook(hook(name))
     watch = None
     if watch_store:
-        try:
-            import somatize.torch as st
-        except ImportError:
-            sys.path.insert(0, os.path.join(ROOT, "python"))
-            import somatize.torch as st
+        # This checkout's package (not one installed in the venv from another commit).
+        sys.path.insert(0, os.path.join(ROOT, "python"))
+        import somatize.torch as st
         watch = st.watch(model, opt, store=watch_store, run=run["name"], every=run["every"])
 
     os.makedirs(out_dir, exist_ok=True)
