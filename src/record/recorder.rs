@@ -46,6 +46,10 @@ pub fn default_writer_id() -> String {
 /// Writes one run as one writer: a blob and an index line per forward, readings on request.
 pub struct Recorder {
     writer: Writer,
+    /// The store's folder, the run and this writer's id (for the summary at the end).
+    root: std::path::PathBuf,
+    run: String,
+    writer_id: String,
     summarising: Vec<String>,
     started: Instant,
     machine: String,
@@ -61,6 +65,9 @@ impl Recorder {
     pub fn with_writer(store: impl AsRef<Path>, run: &str, writer: &str) -> Result<Self> {
         Ok(Recorder {
             writer: Writer::open(store.as_ref(), run, writer)?,
+            root: store.as_ref().to_path_buf(),
+            run: run.to_string(),
+            writer_id: writer.to_string(),
             summarising: Vec::new(),
             started: Instant::now(),
             machine: host_name(),
@@ -123,9 +130,18 @@ impl Recorder {
         self.writer.append_reading(&r)
     }
 
-    /// Write how the recording ended.
+    /// Write how the recording ended, then the run's summary (its verdict at the default
+    /// thresholds, loss, forwards: `compare`'s row) into the store's `summaries.jsonl`, read
+    /// back from the store as `compare` reads it (a fetch per forward judged).
     pub fn finish(&mut self, exit: &ExitRecord) -> Result<()> {
-        self.writer.finish(exit)
+        self.writer.finish(exit)?;
+        crate::health::compare::write_summary(
+            &self.root,
+            &self.run,
+            &self.writer_id,
+            self.writer.durable,
+        )
+        .map(|_| ())
     }
 
     /// The underlying writer.
