@@ -51,6 +51,8 @@ pub enum Smooth {
 pub struct CompareFigure {
     /// Only runs whose names match this glob.
     pub runs: Option<String>,
+    /// Only these runs, when not empty (the page's choice of runs).
+    pub names: Vec<String>,
     /// The summarised field drawn (default `loss.value`).
     pub of: String,
     pub smooth: Smooth,
@@ -68,6 +70,7 @@ impl Default for CompareFigure {
     fn default() -> Self {
         CompareFigure {
             runs: None,
+            names: Vec::new(),
             of: crate::readback::DEFAULT_FIELD.into(),
             smooth: Smooth::None,
             x: XAxis::Forward,
@@ -277,7 +280,9 @@ pub fn compare<F: StoreFs>(store: &Store<F>, o: &CompareFigure) -> Result<Answer
     let mut skipped = Vec::new();
     let mut lines = Vec::new();
     for run in store.runs()? {
-        if o.runs.as_deref().is_some_and(|g| !glob_match(g, &run)) {
+        if o.runs.as_deref().is_some_and(|g| !glob_match(g, &run))
+            || (!o.names.is_empty() && !o.names.contains(&run))
+        {
             continue;
         }
         let mut l = line_of(store, &run, &o.of, &mut skipped)?;

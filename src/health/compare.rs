@@ -57,6 +57,10 @@ pub struct RunSummary {
     /// When the first and last index lines were written (µs since the epoch).
     pub first_written_us: Option<i64>,
     pub last_written_us: Option<i64>,
+    /// How long the forwards took, added up (a forward several writers recorded counts once,
+    /// at the longest), and per forward (as `runs` gives them).
+    pub took_us: u64,
+    pub mean_took_us: f64,
     /// Every writer wrote an exit record that says it went well (`Some(true)`), one says it
     /// did not (`Some(false)`), or one has none: still being written, or cut off (`None`).
     pub ended_ok: Option<bool>,
@@ -115,6 +119,7 @@ pub fn glob_match(pattern: &str, name: &str) -> bool {
 
 /// What one walk of a run's indexes gives a summary.
 struct IndexSummary {
+    took_us: u64,
     forwards: u64,
     broke: u64,
     writers: usize,
@@ -133,6 +138,7 @@ fn index_summary<F: StoreFs>(
     let ws = crate::readback::lines::writers(store, run)?;
     let ended_ok = crate::readback::runs::ended_ok(store, run, &ws)?;
     let mut s = IndexSummary {
+        took_us: 0,
         forwards: 0,
         broke: 0,
         writers: ws.len(),
@@ -142,18 +148,22 @@ fn index_summary<F: StoreFs>(
         best: None,
         ended_ok,
     };
-    // The forward being added up: (number, broke).
-    let mut current: Option<(u64, bool)> = None;
+    // The forward being added up: (number, broke, longest took).
+    let mut current: Option<(u64, bool, u64)> = None;
     let mut value_of_current = false;
     crate::readback::lines::walk(store, run, skipped, &mut |l| {
         s.first = Some(s.first.map_or(l.written_us, |f| f.min(l.written_us)));
         s.last = Some(s.last.map_or(l.written_us, |f| f.max(l.written_us)));
         match &mut current {
-            Some((n, broke)) if *n == l.forward => *broke |= l.broke,
+            Some((n, broke, took)) if *n == l.forward => {
+                *broke |= l.broke;
+                *took = (*took).max(l.took_us);
+            }
             c => {
-                if let Some((_, broke)) = c.replace((l.forward, l.broke)) {
+                if let Some((_, broke, took)) = c.replace((l.forward, l.broke, l.took_us)) {
                     s.forwards += 1;
                     s.broke += broke as u64;
+                    s.took_us = s.took_us.saturating_add(took);
                 }
                 value_of_current = false;
             }
@@ -169,9 +179,10 @@ fn index_summary<F: StoreFs>(
             }
         }
     })?;
-    if let Some((_, broke)) = current {
+    if let Some((_, broke, took)) = current {
         s.forwards += 1;
         s.broke += broke as u64;
+        s.took_us = s.took_us.saturating_add(took);
     }
     Ok(s)
 }
@@ -193,6 +204,12 @@ fn row_of(run: &str, s: &IndexSummary, from: &str) -> RunSummary {
         writers: s.writers,
         first_written_us: s.first,
         last_written_us: s.last,
+        took_us: s.took_us,
+        mean_took_us: if s.forwards > 0 {
+            s.took_us as f64 / s.forwards as f64
+        } else {
+            0.0
+        },
         ended_ok: s.ended_ok,
         from: from.to_string(),
     }
