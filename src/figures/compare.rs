@@ -301,10 +301,12 @@ pub fn compare<F: StoreFs>(store: &Store<F>, o: &CompareFigure) -> Result<Answer
         XAxis::Wall => ("written (writer's clock)", json!({"type": "date"})),
         XAxis::Relative => ("seconds since the run began", json!({})),
     };
+    // Exponents as `1e+21`, not as superscripts (which plotly draws with a style attribute,
+    // refused by the page's CSP): an exploding run's loss spans many decades.
     let y_extra = if o.log_y {
-        json!({"type": "log"})
+        json!({"type": "log", "exponentformat": "e"})
     } else {
-        json!({})
+        json!({"exponentformat": "e"})
     };
     let mut fig = Figure::new(&format!(
         "{field} of {} run{}{smoothing}",

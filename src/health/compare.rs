@@ -17,7 +17,8 @@ pub const BIG_RUN: u64 = 5000;
 pub const BIG_WINDOW: usize = 1000;
 
 /// One fault of a run's verdict: its root flag, where and since when, and what to do.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct FaultSummary {
     /// The flag as raised (`DEAD`, `DEAD_CHANNELS(3)`).
     pub flag: String,
@@ -29,8 +30,10 @@ pub struct FaultSummary {
     pub advice: String,
 }
 
-/// One run at a glance: `compare`'s row and what `summaries.jsonl` holds.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One run at a glance: `compare`'s row and what `summaries.jsonl` holds. A key missing from
+/// a summary line (one written before the key existed) reads as its default.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct RunSummary {
     pub run: String,
     /// No fault raised over the forwards judged (at the default thresholds). `None` only in a
