@@ -291,7 +291,8 @@ export class RunsView {
           continue;
         }
         if (this.closed) break;
-        if (!got) {
+        if (!got || got.healthy === null) {
+          // No answer for it (a package without compare): leave it, and do not ask again.
           (this.failedRuns ??= new Set()).add(pending.run);
           continue;
         }
