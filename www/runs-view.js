@@ -135,7 +135,7 @@ export class RunsView {
     for (const c of [...this.chosen]) if (!names.has(c)) this.chosen.delete(c);
     const cols = COLUMNS.map((key) => ({
       key, label: key, numeric: ["final", "best", "forwards", "broke", "writers", "took_us"].includes(key),
-      cell: key === "run" ? (r) => this.runCell(r) : key === "health" ? healthCell : (r) => cell(r[key], key),
+      cell: key === "run" ? (r) => this.runCell(r, this.rows.indexOf(r)) : key === "health" ? healthCell : (r) => cell(r[key], key),
     }));
     const n = this.rows.length;
     fill($("runs"), n
@@ -153,8 +153,8 @@ export class RunsView {
   }
 
   /** The run's cell: a checkbox (chosen to compare) and its name (the cell's only text). */
-  runCell(r) {
-    const box = el("input", { type: "checkbox", class: "choose", "aria-label": `compare run ${r.run}` });
+  runCell(r, i) {
+    const box = el("input", { type: "checkbox", class: "choose", id: `choose-run-${i}`, "aria-label": `compare run ${r.run}` });
     box.onclick = (ev) => {
       ev.stopPropagation();
       this.toggle(r.run, box.checked);
