@@ -179,6 +179,7 @@ pub fn downsample(n: usize, ys: &[&[f64]], max: usize) -> Vec<usize> {
 }
 
 /// One run's line: forwards, their x and values, oldest first.
+#[derive(Clone)]
 struct Line {
     run: String,
     forwards: Vec<u64>,
@@ -270,8 +271,33 @@ fn xs(xs: &[f64], keep: &[usize]) -> Vec<Value> {
     keep.iter().map(|&i| num(xs[i])).collect()
 }
 
+/// Runs' lines as read from their indexes (before smoothing and placing on the x axis), kept
+/// by `(run, field)` between figures: the page's open store keeps one until it is refreshed, so
+/// a change of smoothing, axis, groups or of the runs chosen reads nothing again.
+#[derive(Default)]
+pub struct KeptLines {
+    lines: std::collections::HashMap<(String, String), Line>,
+}
+
+impl KeptLines {
+    /// Forget every line (the store's files may have changed).
+    pub fn clear(&mut self) {
+        self.lines.clear();
+    }
+}
+
 /// The compare figure over the store's runs matching `o.runs`.
 pub fn compare<F: StoreFs>(store: &Store<F>, o: &CompareFigure) -> Result<Answer<Figure>> {
+    compare_kept(store, o, &mut KeptLines::default())
+}
+
+/// [`compare`], reading only the lines `kept` does not hold (and keeping them there). A line
+/// read with skips is not kept.
+pub fn compare_kept<F: StoreFs>(
+    store: &Store<F>,
+    o: &CompareFigure,
+    kept: &mut KeptLines,
+) -> Result<Answer<Figure>> {
     check(o).map_err(|what| {
         ReadbackError::Store(crate::store::StoreError::Refused {
             what: format!("compare: {what}"),
@@ -285,7 +311,18 @@ pub fn compare<F: StoreFs>(store: &Store<F>, o: &CompareFigure) -> Result<Answer
         {
             continue;
         }
-        let mut l = line_of(store, &run, &o.of, &mut skipped)?;
+        let key = (run.clone(), o.of.clone());
+        let mut l = match kept.lines.get(&key) {
+            Some(l) => l.clone(),
+            None => {
+                let before = skipped.len();
+                let l = line_of(store, &run, &o.of, &mut skipped)?;
+                if skipped.len() == before {
+                    kept.lines.insert(key, l.clone());
+                }
+                l
+            }
+        };
         l.place(o.x);
         l.smooth(o.smooth);
         lines.push(l);

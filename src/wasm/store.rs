@@ -20,6 +20,8 @@ pub struct StoreHandle {
 struct Kept {
     health: std::cell::RefCell<crate::health::HealthCache>,
     lines: std::cell::RefCell<crate::readback::KeptLines>,
+    /// The runs' lines the compare figure read, until the store is refreshed.
+    curves: std::cell::RefCell<crate::figures::compare::KeptLines>,
 }
 
 #[wasm_bindgen]
@@ -63,6 +65,7 @@ impl StoreHandle {
     /// asks whether the run grew, however recently that was asked.
     pub fn refreshed(&self) {
         self.kept.health.borrow_mut().recheck();
+        self.kept.curves.borrow_mut().clear();
     }
 }
 
@@ -189,7 +192,7 @@ fn store_call<F: StoreFs>(
         }
         "compare" => compare_js(store, call_opts(name, options)?),
         "figure" if figure_kind(&options) == Some("compare".into()) => {
-            compare_figure_js(store, call_opts(name, options)?)
+            compare_figure_js(store, &kept.curves, call_opts(name, options)?)
         }
         "figure" => {
             let o: super::readback::FigureOpts = call_opts(name, options)?;
@@ -266,9 +269,10 @@ struct CompareFigureOpts {
 
 fn compare_figure_js<F: StoreFs>(
     store: &Store<F>,
+    curves: &std::cell::RefCell<crate::figures::compare::KeptLines>,
     o: CompareFigureOpts,
 ) -> Result<JsValue, JsError> {
-    use crate::figures::compare::{check, compare, CompareFigure, Smooth, XAxis};
+    use crate::figures::compare::{check, compare_kept, CompareFigure, Smooth, XAxis};
     let _ = o.kind;
     let smooth = match (o.ema, o.smooth.unwrap_or(0)) {
         (Some(_), n) if n > 0 => return Err(js_err("compare: give ema or smooth, not both")),
@@ -303,7 +307,8 @@ fn compare_figure_js<F: StoreFs>(
         max_points: o.max_points.unwrap_or(defaults.max_points),
     };
     check(&options).map_err(|e| js_err(format!("compare: {e}")))?;
-    super::readback::figure_js(compare(store, &options).map_err(js_err)?)
+    let answer = compare_kept(store, &options, &mut curves.borrow_mut()).map_err(js_err)?;
+    super::readback::figure_js(answer)
 }
 
 fn scan_js<F: StoreFs>(

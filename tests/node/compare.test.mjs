@@ -73,3 +73,17 @@ test("figure compare is the CLI's figure: EMA, rolling mean, groups, x axes, log
   await assert.rejects(store.figure({ kind: "compare", x: "hours" }), /forward, wall or relative/);
   await store.close();
 });
+
+test("a second overlay of the same runs reads nothing of their indexes again (until refresh)", async () => {
+  const store = await openStore(s.store);
+  await store.figure({ kind: "compare" });
+  const first = await store.stats();
+  const again = await store.figure({ kind: "compare", ema: 0.5, groupBy: ["m"], x: "relative" });
+  const second = await store.stats();
+  assert.equal(second.reads, first.reads, "smoothing, grouping and the x axis changed: nothing read");
+  assert.deepEqual(again, await store.figure({ kind: "compare", ema: 0.5, groupBy: ["m"], x: "relative" }));
+  await store.refresh();
+  await store.figure({ kind: "compare" });
+  assert.ok((await store.stats()).reads > second.reads, "after refresh() the indexes are read again");
+  await store.close();
+});
