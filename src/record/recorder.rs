@@ -133,15 +133,22 @@ impl Recorder {
     /// Write how the recording ended, then the run's summary (its verdict at the default
     /// thresholds, loss, forwards: `compare`'s row) into the store's `summaries.jsonl`, read
     /// back from the store as `compare` reads it (a fetch per forward judged).
+    /// The summary is a convenience for readers (a run without one is read instead), so a
+    /// failure to write it does not fail the recording: it is said on stderr.
     pub fn finish(&mut self, exit: &ExitRecord) -> Result<()> {
         self.writer.finish(exit)?;
-        crate::health::compare::write_summary(
+        if let Err(e) = crate::health::compare::write_summary(
             &self.root,
             &self.run,
             &self.writer_id,
             self.writer.durable,
-        )
-        .map(|_| ())
+        ) {
+            eprintln!(
+                "somatize: run {:?}: its summary was not written to summaries.jsonl ({e}); readers will read the run instead",
+                self.run
+            );
+        }
+        Ok(())
     }
 
     /// The underlying writer.
