@@ -6,6 +6,17 @@ import { duration, numData } from "./format.js";
 import { clear, draw } from "./figure.js";
 
 const $ = (id) => document.getElementById(id);
+// A page embedding these modules may leave out the overlay's controls (a widget showing only
+// the table): a missing control reads as its default and is not wired.
+const value = (id, fallback = "") => $(id)?.value ?? fallback;
+const setText = (id, text) => {
+  const e = $(id);
+  if (e) e.textContent = text;
+};
+const wire = (id, prop, f) => {
+  const e = $(id);
+  if (e) e[prop] = f;
+};
 /** With more runs than this, the newest this many are chosen when a store opens. */
 export const CHOSEN_AT_OPEN = 20;
 
@@ -90,23 +101,22 @@ export class RunsView {
     this.closed = false;
     this.judged = new Map(); // run -> {key, row}: lazily judged health, kept while the run is unchanged
     for (const id of ["compare-of", "compare-smooth-kind", "compare-smooth", "compare-x", "compare-log", "compare-group"]) {
-      $(id).onchange = () => this.drawOverlay();
+      wire(id, "onchange", () => this.drawOverlay());
     }
-    $("compare-group").oninput = null;
-    $("run-filter").oninput = () => {
+    wire("run-filter", "oninput", () => {
       this.applyFilter();
       this.drawOverlay();
-    };
-    $("choose-shown").onclick = () => {
+    });
+    wire("choose-shown", "onclick", () => {
       this.chosen = new Set(this.shown());
       this.markChosen();
       this.drawOverlay();
-    };
-    $("choose-none").onclick = () => {
+    });
+    wire("choose-none", "onclick", () => {
       this.chosen.clear();
       this.markChosen();
       this.drawOverlay();
-    };
+    });
   }
 
   /** Stop judging and drawing (the store was closed). */
@@ -116,7 +126,7 @@ export class RunsView {
 
   /** The rows' names that pass the filter, in table order. */
   shown() {
-    const text = $("run-filter").value;
+    const text = value("run-filter");
     return this.rows.map((r) => r.run).filter((name) => passes(text, name));
   }
 
@@ -189,13 +199,13 @@ export class RunsView {
   }
 
   applyFilter() {
-    const text = $("run-filter").value;
+    const text = value("run-filter");
     let shown = 0;
     for (const tr of $("runs").querySelectorAll("tbody tr")) {
       tr.hidden = !passes(text, tr.dataset.run);
       if (!tr.hidden) shown += 1;
     }
-    $("runs-shown").textContent = text.trim() ? `${shown} of ${this.rows.length} runs shown` : "";
+    setText("runs-shown", text.trim() ? `${shown} of ${this.rows.length} runs shown` : "");
   }
 
   markChosen() {
@@ -223,13 +233,13 @@ export class RunsView {
 
   /** The overlay's options from its controls. */
   overlayOptions() {
-    const kind = $("compare-smooth-kind").value;
-    const v = Number($("compare-smooth").value);
-    const o = { kind: "compare", runs: this.drawn(), of: $("compare-of").value || "loss.value", x: $("compare-x").value };
+    const kind = value("compare-smooth-kind", "none");
+    const v = Number(value("compare-smooth", "0.6"));
+    const o = { kind: "compare", runs: this.drawn(), of: value("compare-of") || "loss.value", x: value("compare-x", "forward") };
     if (kind === "ema") o.ema = Number.isFinite(v) ? Math.min(Math.max(v, 0), 0.999) : 0.6;
     if (kind === "mean") o.smooth = Math.max(1, Math.floor(v) || 1);
-    if ($("compare-log").checked) o.logY = true;
-    const groups = prefixes($("compare-group").value);
+    if ($("compare-log")?.checked) o.logY = true;
+    const groups = prefixes(value("compare-group"));
     if (groups.length) o.groupBy = groups;
     return o;
   }
@@ -237,8 +247,9 @@ export class RunsView {
   /** Draw the chosen runs' curves overlaid (nothing chosen: say so). */
   async drawOverlay() {
     const box = $("fig-compare");
+    if (!box) return;
     const o = this.overlayOptions();
-    $("runs-chosen").textContent = `${o.runs.length} run${o.runs.length === 1 ? "" : "s"} chosen to compare`;
+    setText("runs-chosen", `${o.runs.length} run${o.runs.length === 1 ? "" : "s"} chosen to compare`);
     if (!o.runs.length) {
       clear(box);
       fill(box, el("p", {}, "No run chosen: tick runs in the table (or click, shift-click) to compare them."));
@@ -264,6 +275,7 @@ export class RunsView {
   /** Offer `fields` (summarised in the opened run's index) for the overlay; loss.value first. */
   setFields(fields) {
     const select = $("compare-of");
+    if (!select) return;
     const keep = select.value;
     const list = fields.length ? fields : ["loss.value"];
     fill(select, list.map((f) => el("option", { value: f }, f)));

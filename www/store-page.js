@@ -172,7 +172,7 @@ export async function showStore(source, label, ctx) {
   if (runs.length) $("run").value = String(runs.at(-1).run ?? runs.at(-1).name); // the latest written
   $("store-view").hidden = false;
   $("run").onchange = () => showRun($("run").value);
-  $("progress-section").hidden = false;
+  if ($("progress-section")) $("progress-section").hidden = false; // a page embedding these modules may have none
   $("measure").onchange = () => {
     $("measure").dataset.chosen = "true";
     figureInto($("fig-profile"), "profile", { run: current.run, of: $("measure").value, thresholds: current.thresholds, last: lastN() });
