@@ -5,7 +5,7 @@
 
 use super::{colour, num, Figure};
 use crate::health::compare::glob_match;
-use crate::readback::curve::{curve, curve_costs, Cost};
+use crate::readback::curve::curve;
 use crate::readback::{Answer, ReadbackError, Result, Skip};
 use crate::store::{Store, StoreFs};
 use serde_json::{json, Value};
@@ -188,8 +188,8 @@ struct Line {
 }
 
 /// A run's values of `of` with when each forward was written (the first writer's line of a
-/// forward counts). One scan of the indexes when `of` is summarised there, else a fetch per
-/// forward (through `curve`).
+/// forward counts). One scan of the indexes when `of` is summarised there (the forwards whose
+/// lines carry it); when no line carries it, a fetch per forward (through `curve`).
 fn line_of<F: StoreFs>(
     store: &Store<F>,
     run: &str,
@@ -198,39 +198,33 @@ fn line_of<F: StoreFs>(
 ) -> Result<Line> {
     let mut forwards = Vec::new();
     let mut written = Vec::new();
-    let mut ys = Vec::new();
-    let scan = curve_costs(store, run, of)? == Cost::Scan;
+    let mut ys: Vec<Option<f64>> = Vec::new();
     crate::readback::lines::walk(store, run, skipped, &mut |l| {
         if forwards.last() == Some(&l.forward) {
             return;
         }
-        let v = if scan { l.fields.number(of) } else { None };
-        if scan && v.is_none() {
-            return;
-        }
         forwards.push(l.forward);
         written.push(l.written_us);
-        ys.push(v.unwrap_or(f64::NAN));
+        ys.push(l.fields.number(of));
     })?;
-    if !scan {
+    let keep: Vec<(u64, i64, f64)> = if ys.iter().any(Option::is_some) {
+        (0..forwards.len())
+            .filter_map(|i| ys[i].map(|v| (forwards[i], written[i], v)))
+            .collect()
+    } else {
         let got = curve(store, run, of)?;
         skipped.extend(got.skipped);
         let by: BTreeMap<u64, f64> = got.rows.iter().map(|p| (p.forward, p.value)).collect();
-        let mut keep = Vec::new();
-        for (i, f) in forwards.iter().enumerate() {
-            if let Some(v) = by.get(f) {
-                keep.push((forwards[i], written[i], *v));
-            }
-        }
-        forwards = keep.iter().map(|k| k.0).collect();
-        written = keep.iter().map(|k| k.1).collect();
-        ys = keep.iter().map(|k| k.2).collect();
-    }
+        (0..forwards.len())
+            .filter_map(|i| by.get(&forwards[i]).map(|v| (forwards[i], written[i], *v)))
+            .collect()
+    };
+    let written: Vec<i64> = keep.iter().map(|k| k.1).collect();
     Ok(Line {
         run: run.to_string(),
         xs: Vec::new(),
-        forwards,
-        ys,
+        forwards: keep.iter().map(|k| k.0).collect(),
+        ys: keep.iter().map(|k| k.2).collect(),
     }
     .with_written(&written))
 }
