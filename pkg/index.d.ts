@@ -324,6 +324,27 @@ export class Store {
     flags: Figure;
     overlaid: Figure;
   }>;
+  /** Every run at a glance, newest last: from the store's summaries.jsonl where a finished
+   * writer left one, else read now (its indexes, and a blob per forward judged); `lazy`: a run
+   * without a summary is not judged (`healthy: null`, `from: "index"`). */
+  compare(options?: { runs?: string; lazy?: boolean }): Promise<Answer<RunSummary[]>>;
+  /** Several runs' summarised field overlaid (Plotly JSON), as `somatize figure compare`. */
+  figure(options: {
+    kind: "compare";
+    /** A glob of run names, or the runs' names (an empty list draws none). */
+    runs?: string | string[];
+    of?: string;
+    /** TensorBoard's debiased EMA weight in [0, 1). */
+    ema?: number;
+    /** A trailing rolling mean's window (not with ema). */
+    smooth?: number;
+    x?: "forward" | "wall" | "relative";
+    logY?: boolean;
+    /** Runs whose names begin with one of these are drawn as a mean with a min–max band. */
+    groupBy?: string[];
+    /** The most points a line keeps (each bucket keeps its min and max); default 2000. */
+    maxPoints?: number;
+  }): Promise<Figure>;
   /** A figure as Plotly figure JSON, with what was skipped to draw it. */
   figure(options: {
     kind: "progress" | "spent" | "gantt" | "machines" | "profile" | "flags" | "overlaid";
@@ -373,6 +394,38 @@ export interface RunRow {
   took_us: number;
   mean_took_us: number;
   ended_ok: boolean | null;
+}
+/** One fault of a run's verdict: its root flag, where, since when, and what to do. */
+export interface FaultSummary {
+  flag: string;
+  node: string;
+  since: number;
+  advice: string;
+}
+/** One run at a glance (`compare`'s row; what summaries.jsonl holds). */
+export interface RunSummary {
+  run: string;
+  /** No fault raised at the default thresholds; null only in a lazy answer, not yet judged. */
+  healthy: boolean | null;
+  flags: FaultSummary[];
+  nonfinite_at: number | null;
+  judged: number | null;
+  judged_last: number | null;
+  error: string | null;
+  /** The summarised field (loss.value), and its last and lowest finite values. */
+  of: string;
+  final: number | null;
+  best: number | null;
+  forwards: number;
+  broke: number;
+  writers: number;
+  first_written_us: number | null;
+  last_written_us: number | null;
+  took_us: number;
+  mean_took_us: number;
+  /** null: still being written, or cut off. */
+  ended_ok: boolean | null;
+  from: "summary" | "read" | "index";
 }
 export interface ForwardRow {
   forward: number;

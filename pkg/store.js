@@ -42,6 +42,10 @@ export class Store {
   runs() {
     return this.call("runs");
   }
+  /** Every run at a glance, newest last: compare({runs?: glob, lazy?}) -> {rows: [{run, healthy, flags: [{flag, node, since, advice}], final, best, forwards, broke, ended_ok, from, …}], skipped}. From summaries.jsonl where a finished writer left one, else read now. */
+  compare(options = {}) {
+    return this.call("compare", options);
+  }
   /** Every forward of a run in order, summarised fields as `<kind>.<field>`: forwards({run}) -> {rows, skipped}. One scan. */
   forwards(options) {
     return this.call("forwards", options);
@@ -70,7 +74,7 @@ export class Store {
   standing() {
     return this.call("standing");
   }
-  /** A figure as Plotly JSON: figure({kind: "progress"|"spent"|"gantt"|"machines"|"profile"|"flags"|"overlaid", run, smooth?, of?, last?, forward?, thresholds?}) -> {data, layout, skipped}. */
+  /** A figure as Plotly JSON: figure({kind: "progress"|"spent"|"gantt"|"machines"|"profile"|"flags"|"overlaid", run, smooth?, of?, last?, forward?, thresholds?}), or figure({kind: "compare", runs?, of?, ema?, smooth?, x?, logY?, groupBy?, maxPoints?}) -> {data, layout, skipped}. */
   figure(options) {
     return this.call("figure", options);
   }

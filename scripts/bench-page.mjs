@@ -164,7 +164,9 @@ async function round(browser, origin) {
   await page.click("#url-form button");
   await page.waitForSelector("#runs-table");
   out.open = performance.now() - t0;
-  await page.waitForSelector("#fig-progress[data-drawn=true]");
+  // The progress sits below the opened run's verdict: it is drawn when it comes into view (asked
+  // for, then waiting), so "progress drawn" is its figure given to the page.
+  await page.waitForSelector("#fig-progress[data-drawn=true], #fig-progress[data-drawn=waiting]", { timeout: 600_000 });
   out.progress = performance.now() - t0;
   await page.waitForFunction(() => document.querySelector("#status").textContent.startsWith("Showing run"), null, { timeout: 600_000 });
   out.shown = performance.now() - t0;

@@ -58,6 +58,8 @@ fn every_printing_command_exits_quietly_into_a_closed_pipe() {
         vec!["seen", s, "--run", "cnn"],
         vec!["diagnose", s, "--run", "cnn"],
         vec!["figure", "progress", s, "--run", "cnn"],
+        vec!["compare", s],
+        vec!["figure", "compare", s],
         vec!["stats", &pt],
         vec!["thresholds"],
         vec!["about", "VANISHING"],

@@ -360,3 +360,28 @@ fn a_hostile_run_name_is_text_in_the_title_and_data() {
         "the JSON block gives the name back exactly"
     );
 }
+
+#[test]
+fn runs_glob_puts_every_matching_run_in_one_file() {
+    let (store, assets) = (store(), assets());
+    let (out, path) = report(&store, &assets, &["--runs", "*l*"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(&path).unwrap();
+    let about: serde_json::Value = serde_json::from_str(block(&html, "somatize-report")).unwrap();
+    // The run shown is the latest written of those matched; the title says how many more.
+    assert_eq!(about["run"], "stalled and 1 more runs");
+    let snapshot = unbase64(block(&html, "somatize-snapshot").trim());
+    let zip = path.with_file_name("runs.zip");
+    std::fs::write(&zip, snapshot).unwrap();
+    let opened = somatize::store::Store::open(somatize::store::ZipFs::open(&zip).unwrap()).unwrap();
+    assert_eq!(opened.runs().unwrap(), ["healthy", "stalled"]);
+    let (out, _) = report(&store, &assets, &["--runs", "nothing*"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no run matches \"nothing*\""));
+    let (out, _) = report(&store, &assets, &[]);
+    assert!(!out.status.success(), "--run or --runs is needed");
+}

@@ -42,7 +42,7 @@ fn listing_gives_the_same_runs_writers_and_forwards_as_folders() {
     let lines = std::fs::read_to_string(root.join("listing.jsonl")).unwrap();
     assert_eq!(lines.lines().count(), 3, "listing lines: {lines}");
     let format = std::fs::read_to_string(root.join("somatize-store.json")).unwrap();
-    assert!(format.contains("\"2.0\""), "format file: {format}");
+    assert!(format.contains("\"2.1\""), "format file: {format}");
 
     let dir = seen(&Store::open(DirFs::new(&root)).unwrap());
     let listed = seen(&Store::open(ListedFs::new(DirFs::new(&root))).unwrap());
@@ -89,5 +89,5 @@ fn an_old_store_gets_a_listing_from_its_next_writer() {
     let dir = seen(&Store::open(DirFs::new(&root)).unwrap());
     assert_eq!(listed, dir, "listing backfilled from the folders");
     let format = std::fs::read_to_string(root.join("somatize-store.json")).unwrap();
-    assert!(format.contains("\"2.0\""), "format raised to 2.0: {format}");
+    assert!(format.contains("\"2.1\""), "format raised to 2.1: {format}");
 }

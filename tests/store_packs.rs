@@ -248,7 +248,7 @@ fn a_1_1_store_reads_exports_and_is_continued_in_packs() {
     }
     drop(r);
     let store = Store::open(DirFs::new(&root)).unwrap();
-    assert_eq!(store.format.version, "2.0");
+    assert_eq!(store.format.version, "2.1");
     let entries = check(&store, "old", &[0, 1, 2, 3, 4]);
     let kinds: Vec<(Option<&str>, Option<u64>)> = entries
         .iter()

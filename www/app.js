@@ -40,7 +40,9 @@ function clearError() {
 
 /** Hide what was open: a new file or store replaces it, and a failed one leaves nothing stale. */
 function clearViews() {
-  for (const id of ["file-view", "file-stats", "store-view", "store-figures"]) $(id).hidden = true;
+  for (const id of ["file-view", "file-stats", "store-view", "store-figures", "progress-section"]) {
+    if ($(id)) $(id).hidden = true;
+  }
   judge = null;
   $("verdict-section").hidden = true;
   fill($("verdict"));

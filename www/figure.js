@@ -227,9 +227,25 @@ async function drawNow(container, figure, key) {
   }
 }
 
+/** The colours a figure is drawn in when the system asks for a dark mode (text 7:1 on the paper). */
+const DARK = {
+  paper_bgcolor: "#141414", plot_bgcolor: "#141414", font: { color: "#ececec" },
+  legend: { bgcolor: "rgba(0,0,0,0)" },
+};
+const DARK_AXIS = { gridcolor: "#3a3a3a", zerolinecolor: "#666", linecolor: "#888" };
+
+/** `layout` in the dark mode's colours when the system asks for it (the core's figures are light). */
+export function themed(layout, dark = globalThis.matchMedia?.("(prefers-color-scheme: dark)").matches) {
+  if (!dark) return layout;
+  const out = { ...layout, ...DARK, font: { ...(layout?.font ?? {}), ...DARK.font }, legend: { ...(layout?.legend ?? {}), ...DARK.legend } };
+  for (const [k, v] of Object.entries(layout ?? {})) if (/^[xy]axis\d*$/.test(k)) out[k] = { ...DARK_AXIS, ...v };
+  return out;
+}
+
 async function drawLatest(container, figure, key, turn) {
   const Plotly = globalThis.Plotly;
   const safe = safeFigure(figure);
+  safe.layout = themed(safe.layout ?? {});
   const full = [];
   const data = (safe.data ?? []).map((t, index) => {
     if (!decimable(t)) return t;

@@ -42,6 +42,20 @@ export async function runs(store) {
   return (Array.isArray(got) ? got : got?.runs ?? []).map((r) => (typeof r === "string" ? { run: r } : r));
 }
 
+/**
+ * Every run at a glance, newest last: `[{run, healthy, flags: [{flag, node, since, advice}],
+ * final, best, forwards, broke, writers, first_written_us, last_written_us, took_us,
+ * mean_took_us, ended_ok, from}]` (the package's `compare`). `lazy`: a run without a summary
+ * in the store is not judged (`healthy: null`); `runs`: a glob. A package without `compare`
+ * gives the `runs` rows, not judged.
+ */
+export async function compare(store, options = {}) {
+  if (typeof store.compare !== "function") {
+    return (await runs(store)).map((r) => ({ healthy: null, flags: [], ...r, from: "index" }));
+  }
+  return call(store, "compare", options);
+}
+
 /** A run's forwards (index rows, oldest first): [{forward, …}]. */
 export async function forwards(store, run) {
   const got = await call(store, "forwards", { run });
@@ -126,7 +140,8 @@ export function history(store, run, node, of, last) {
 /**
  * Plotly figure JSON `{data, layout}` of figure `name`, with its options: progress {run, of, smooth},
  * spent/machines {run, last}, gantt {run, forward}, profile {run, of, thresholds, last},
- * flags/overlaid {run, thresholds, last}. The package's `store.figure({kind, …})` answers
+ * flags/overlaid {run, thresholds, last}, compare {runs: [names] | glob, of, ema | smooth, x,
+ * logY, groupBy}. The package's `store.figure({kind, …})` answers
  * `{data, layout, skipped}`.
  */
 export async function figure(store, name, options) {

@@ -1,10 +1,10 @@
 // The store view: runs table, and for a run its progress, verdict, profile, overlaid graph, spent, gantt and machines.
 import * as adapter from "./store-adapter.js";
 import { el, fill, table } from "./dom.js";
-import { duration, numData } from "./format.js";
 import { clear, draw } from "./figure.js";
 import { verdict as verdictOf } from "../pkg/browser.js";
 import { showVerdict } from "./verdict-view.js";
+import { RunsView } from "./runs-view.js";
 
 const $ = (id) => document.getElementById(id);
 /** A run of more forwards than this is long: its forwards are offered, and it is judged, over the last BIG_WINDOW unless asked otherwise. */
@@ -17,26 +17,9 @@ export function stopStore() {
   if (!current) return;
   clearTimeout(current.timer);
   current.following = false;
+  current.view?.close();
   current.store.close?.().catch(() => {});
   current = null;
-}
-
-/** A cell for a value of unknown type from a store: times and durations readable, numbers
- * readable, the rest as text. */
-function cell(v, key = "") {
-  const when = typeof v === "number" && /written_us$/.test(key) ? new Date(v / 1000) : null;
-  if (when && Number.isFinite(when.getTime())) {
-    const iso = when.toISOString();
-    return el("time", { datetime: iso }, `${iso.slice(0, 10)} ${iso.slice(11, 19)}`);
-  }
-  if (typeof v === "number" && /_us$/.test(key)) {
-    const d = numData(v);
-    d.textContent = duration(v);
-    return d;
-  }
-  if (typeof v === "number") return numData(v);
-  if (v === null || v === undefined) return "–";
-  return typeof v === "object" ? JSON.stringify(v) : String(v);
 }
 
 /** After the browser painted what the DOM holds now (a frame, then the task after it); at most
@@ -159,11 +142,9 @@ function showWhere(folded) {
     : el("p", { id: "where-none" }, "Where: no node is flagged."));
 }
 
-/** The runs table and the run select (the chosen run stays chosen). */
+/** The run table (every run's health; choosing runs to compare) and the run select (the chosen run stays chosen). */
 function showRuns(runs) {
-  const keys = [...new Set(runs.flatMap((r) => Object.keys(r)))];
-  const cols = keys.map((k) => ({ key: k, label: k, numeric: runs.some((r) => typeof r[k] === "number"), cell: (r) => cell(r[k], k) }));
-  fill($("runs"), runs.length ? table(`${runs.length} run${runs.length === 1 ? "" : "s"}`, cols, runs, { id: "runs-table" }) : el("p", {}, "This store has no run yet."));
+  current.view.show(runs);
   options($("run"), runs.map((r) => r.run ?? r.name));
 }
 
@@ -172,16 +153,26 @@ export async function showStore(source, label, ctx) {
   stopStore();
   const store = await ctx.busy(`Opening ${label}…`, () => adapter.openStore(source));
   current = { store, run: null, ctx, label };
+  current.view = new RunsView(store, {
+    onOpen: (run) => {
+      $("run").value = run;
+      showRun(run);
+    },
+    onStatus: (text) => { $("status").textContent = text; },
+  });
   adapter.onSkipped((what, skipped) => {
     $("status").textContent = `${what}: ${skipped.length} unreadable part${skipped.length === 1 ? "" : "s"} left out (${skipped.slice(0, 3).map(skipText).join("; ")}${skipped.length > 3 ? "; …" : ""})`;
   });
-  const runs = await ctx.busy(`Listing the runs of ${label}…`, () => adapter.runs(store));
+  // Every run with its health where the store keeps a summary (one read); the others are
+  // judged one by one once the chosen run is shown.
+  const runs = await ctx.busy(`Listing the runs of ${label}…`, () => adapter.compare(store, { lazy: true }));
   $("store-title").textContent = `Store: ${label}`;
   showRuns(runs);
   current.runs = runs;
   if (runs.length) $("run").value = String(runs.at(-1).run ?? runs.at(-1).name); // the latest written
   $("store-view").hidden = false;
   $("run").onchange = () => showRun($("run").value);
+  if ($("progress-section")) $("progress-section").hidden = false; // a page embedding these modules may have none
   $("measure").onchange = () => {
     $("measure").dataset.chosen = "true";
     figureInto($("fig-profile"), "profile", { run: current.run, of: $("measure").value, thresholds: current.thresholds, last: lastN() });
@@ -208,6 +199,11 @@ export async function showStore(source, label, ctx) {
   follow(ctx.live);
   $("status").textContent = `Opened ${label}: ${runs.length} run${runs.length === 1 ? "" : "s"}.`;
   if (runs.length) await showRun($("run").value);
+  const view = current?.view;
+  if (view && current.store === store) {
+    await view.drawOverlay();
+    view.fillHealth().catch((e) => { $("status").textContent = `Judging the runs: ${e.message}`; });
+  }
 }
 
 /** The window judged: `last` forwards, or every forward when the field is empty. */
@@ -227,6 +223,7 @@ async function forwardChoices(run) {
   options($("forward"), [...new Set(forwards.map((f) => f.forward ?? f.number).filter((n) => n !== undefined))]);
   const fields = [...new Set(forwards.flatMap((f) => Object.keys(f).filter((k) => k.includes("."))))].sort();
   options($("field"), fields.length ? fields : ["loss.value"]);
+  current.view.setFields(fields);
   if (fields.includes("loss.value") && $("field").dataset.chosen !== "true") $("field").value = "loss.value";
 }
 
@@ -245,8 +242,8 @@ async function showRun(run) {
       $("last").value = "";
       delete $("last").dataset.auto;
     }
+    current.view.markOpened(run);
     await forwardChoices(run);
-    await figureInto($("fig-progress"), "progress", progressOptions(run));
     $("last-note").textContent = big && $("last").dataset.auto === "true"
       ? `Run ${run} has ${info.forwards.toLocaleString("en-US")} forwards: its health is judged over the last ${BIG_WINDOW.toLocaleString("en-US")} (empty the field to judge them all).`
       : "";
@@ -264,7 +261,9 @@ async function showRun(run) {
       $("history-node").value = nodes.find((n) => metricsOfNode(seen, n).includes($("measure").value)) ?? nodes[0] ?? "";
     }
     historyOptions();
+    // The verdict first, then progress, then where and when.
     await ctx.setJudge((thresholds) => judgeRun(run, thresholds));
+    await figureInto($("fig-progress"), "progress", progressOptions(run));
     await drawHistory();
     await figureInto($("fig-spent"), "spent", { run, last: lastN() });
     await figureInto($("fig-gantt"), "gantt", { run, forward: Number($("forward").value) });
@@ -321,10 +320,11 @@ function follow(on) {
     if (current !== followed || !followed.following) return;
     try {
       await adapter.refresh(followed.store);
-      const runs = await adapter.runs(followed.store);
+      const runs = await adapter.compare(followed.store, { lazy: true });
       if (current !== followed) return;
       showRuns(runs);
       followed.runs = runs;
+      followed.view.fillHealth().catch(() => {});
       if (!followed.run && runs.length) await showRun(String(runs.at(-1).run ?? runs.at(-1).name));
       else if (followed.run) {
         $("run").value = followed.run;

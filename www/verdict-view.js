@@ -59,11 +59,22 @@ export function showVerdict(container, verdict, thresholds, context, alerts = nu
       el("li", {}, el("code", {}, b.name), " = ", num(thresholds[b.name]),
         thresholds[b.name] !== b.default ? el("span", { class: "changed" }, ` (default ${num(b.default)})`) : null)))
     : "no bound (any count above 0)";
+  // The answer first: healthy, or one line per fault (flag, node, since when, one sentence of
+  // advice); everything else about each flag one click away.
+  const headline = rows.length
+    ? el("ul", { id: "verdict-headline", class: "headline" }, rows.map((r) => el("li", {},
+      el("strong", { class: "flag" }, r.flag), " at ", el("code", {}, r.node),
+      r.since !== undefined ? [" since forward ", numData(r.since)] : null,
+      r.about.todo ? ` — ${firstSentence(r.about.todo)}` : null)))
+    : el("p", { id: "verdict-headline", class: "headline ok" }, "Healthy: no flag raised.");
   const live = document.getElementById("verdict-live");
   if (live) live.textContent = summary; // announced once, not the whole table
   fill(container,
+    headline,
     el("p", { class: "verdict-summary", id: "verdict-summary" }, summary, context ? ` ${context}` : ""),
-    rows.length ? table("Flags raised, with advice", [
+    rows.length ? el("details", { id: "verdict-details" },
+      el("summary", {}, "What each flag means, what it was taken on, what it explains, and the bounds it was judged at"),
+      el("div", { class: "scroll" }, table("Flags raised, with advice", [
       { key: "node", label: "Node" },
       { key: "flag", label: "Flag", cell: (r) => el("strong", { class: "flag" }, r.flag) },
       ...(alerts ? [{ key: "since", label: "Since forward", numeric: true, cell: (r) => numData(r.since) },
@@ -72,5 +83,11 @@ export function showVerdict(container, verdict, thresholds, context, alerts = nu
       { key: "means", label: "What it means", cell: (r) => r.about.means },
       { key: "todo", label: "What to do", cell: (r) => r.about.todo },
       { key: "bounds", label: "Judged at", cell: (r) => judgedAt(r.about) },
-    ], rows, { id: "flags-table", class: "flags" }) : null);
+    ], rows, { id: "flags-table", class: "flags" }))) : null);
+}
+
+/** The first sentence of a text: up to the first full stop (or ! ?) followed by a capital or the end. */
+export function firstSentence(text) {
+  const m = /^(.*?[.!?])(?=\s+[A-Z]|\s*$)/s.exec(String(text));
+  return m ? m[1] : String(text);
 }

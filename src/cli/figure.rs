@@ -25,6 +25,20 @@ pub enum Kind {
     Flags,
     /// Health: the graph, flagged nodes outlined and badged.
     Overlaid,
+    /// Several runs' field (--of, default loss.value) overlaid: --runs, --ema/--smooth, --x,
+    /// --log-y, --group-by.
+    Compare,
+}
+
+/// The x axis of `figure compare`.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum X {
+    /// The forward number.
+    Forward,
+    /// When each forward was written (the writer's clock).
+    Wall,
+    /// Seconds since each run began.
+    Relative,
 }
 
 #[derive(clap::Args, Debug)]
@@ -36,9 +50,24 @@ pub struct Args {
     /// The run (needed when the store holds more than one).
     #[arg(long)]
     run: Option<String>,
-    /// progress: the rolling mean's window in forwards (0: none).
+    /// progress, compare: the rolling mean's window in forwards (0: none).
     #[arg(long, default_value_t = 0)]
     smooth: usize,
+    /// compare: only runs whose names match this glob (`*`, `?`).
+    #[arg(long)]
+    runs: Option<String>,
+    /// compare: smooth with TensorBoard's debiased EMA of this weight in [0, 1).
+    #[arg(long)]
+    ema: Option<f64>,
+    /// compare: the x axis.
+    #[arg(long, value_enum, default_value_t = X::Forward)]
+    x: X,
+    /// compare: a logarithmic y axis.
+    #[arg(long)]
+    log_y: bool,
+    /// compare: draw runs whose names begin with PREFIX as one group (mean, min–max band).
+    #[arg(long, num_args = 1..)]
+    group_by: Vec<String>,
     /// progress: the field drawn (default loss.value); profile: the metric (default grad_norm).
     #[arg(long)]
     of: Option<String>,
@@ -84,8 +113,43 @@ fn write(args: &Args, figure: &crate::figures::Figure) -> Result<ExitCode, Strin
     Ok(ExitCode::SUCCESS)
 }
 
+/// The compare figure's options from the command line.
+pub fn compare_options(args: &Args) -> Result<crate::figures::compare::CompareFigure, String> {
+    use crate::figures::compare::{CompareFigure, Smooth, XAxis};
+    let smooth = match (args.ema, args.smooth) {
+        (Some(_), n) if n > 0 => return Err("give --ema or --smooth, not both".into()),
+        (Some(w), _) => Smooth::Ema(w),
+        (None, 0) => Smooth::None,
+        (None, n) => Smooth::Mean(n),
+    };
+    let o = CompareFigure {
+        runs: args.runs.clone(),
+        of: args
+            .of
+            .clone()
+            .unwrap_or_else(|| crate::readback::DEFAULT_FIELD.into()),
+        smooth,
+        x: match args.x {
+            X::Forward => XAxis::Forward,
+            X::Wall => XAxis::Wall,
+            X::Relative => XAxis::Relative,
+        },
+        log_y: args.log_y,
+        group_by: args.group_by.clone(),
+        ..CompareFigure::default()
+    };
+    crate::figures::compare::check(&o)?;
+    Ok(o)
+}
+
 pub fn run(args: Args) -> Result<ExitCode, String> {
     let store = open(&args.store)?;
+    if args.kind == Kind::Compare {
+        let o = compare_options(&args)?;
+        let answer = crate::figures::compare::compare(&store, &o).map_err(|e| e.to_string())?;
+        print_skips(&answer.skipped);
+        return write(&args, &answer.rows);
+    }
     let run = pick_run(&store, &args.run)?;
     let err = |e: crate::readback::ReadbackError| e.to_string();
     let answer = match args.kind {
@@ -105,6 +169,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             crate::readback::Answer::new(gantt::gantt(&store, &run, args.forward).map_err(err)?)
         }
         Kind::Profile | Kind::Flags | Kind::Overlaid => return draw_health(&args, run),
+        Kind::Compare => return Err("compare is drawn above".into()),
     };
     print_skips(&answer.skipped);
     write(&args, &answer.rows)

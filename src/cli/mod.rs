@@ -20,6 +20,7 @@ macro_rules! out {
 }
 
 mod about;
+mod compare;
 mod demo;
 mod diagnose;
 mod export;
@@ -67,6 +68,8 @@ enum Command {
     Stats(stats::Args),
     /// Every run in a store (folder or snapshot .zip), newest last: forwards, breaks, times.
     Runs(read::Args),
+    /// Every run at a glance: its verdict, final and best loss, forwards, breaks, how it ended.
+    Compare(compare::Args),
     /// Every forward of a run, with its summarised fields.
     Forwards(read::Args),
     /// One number per forward (--of, default loss.value): from the index, or a fetch each.
@@ -118,6 +121,7 @@ pub fn main() -> ExitCode {
         Command::Export(args) => export::run(args),
         Command::Stats(args) => stats::run(args),
         Command::Runs(args) => read::run(read::What::Runs, args),
+        Command::Compare(args) => compare::run(args),
         Command::Forwards(args) => read::run(read::What::Forwards, args),
         Command::Curve(args) => read::run(read::What::Curve, args),
         Command::Facts(args) => read::run(read::What::Facts, args),

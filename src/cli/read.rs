@@ -203,7 +203,7 @@ pub fn table(headers: &[&str], rows: Vec<Vec<String>>) -> String {
     out
 }
 
-fn opt<T: ToString>(v: Option<T>) -> String {
+pub fn opt<T: ToString>(v: Option<T>) -> String {
     v.map_or(String::new(), |v| v.to_string())
 }
 

@@ -1,4 +1,5 @@
-//! `somatize report STORE --run R -o report.html [--last N]`: one self-contained HTML file of a run.
+//! `somatize report STORE --run R -o report.html [--last N]`: one self-contained HTML file of a run;
+//! `--runs GLOB` for one file of several runs (the page's run table with their health, to compare).
 
 use crate::report::{write_report, ReportOptions};
 use std::path::PathBuf;
@@ -9,8 +10,11 @@ pub struct Args {
     /// The store folder (or snapshot .zip).
     store: PathBuf,
     /// The run to show.
+    #[arg(long, required_unless_present = "runs")]
+    run: Option<String>,
+    /// Every run whose name matches this glob (`*`, `?`), in one file (with --run: that one too).
     #[arg(long)]
-    run: String,
+    runs: Option<String>,
     /// Only the run's last N forwards (a smaller file).
     #[arg(long)]
     last: Option<usize>,
@@ -24,9 +28,27 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<ExitCode, String> {
     let assets = super::assets_dir(args.assets);
+    let mut more = Vec::new();
+    if let Some(glob) = &args.runs {
+        let store = super::read::open(&args.store)?;
+        more = store
+            .runs()
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .filter(|r| crate::health::compare::glob_match(glob, r))
+            .collect();
+        if more.is_empty() {
+            return Err(format!("{}: no run matches {glob:?}", args.store.display()));
+        }
+    }
+    let run = match args.run {
+        Some(r) => r,
+        None => more.last().cloned().unwrap_or_default(),
+    };
     let options = ReportOptions {
         assets,
-        run: args.run,
+        run,
+        more,
         last: args.last,
     };
     let sum = write_report(&args.store, &options, &args.output).map_err(|e| e.to_string())?;

@@ -5,6 +5,7 @@
 //! without a browser. Colour means good-or-bad only in the health figures ([`ALARM`]); every
 //! other figure draws with the neutral [`PALETTE`].
 
+pub mod compare;
 pub mod flags;
 pub mod overlaid;
 pub mod profile;

@@ -6,6 +6,7 @@
 //! them back from a store, and carries JSON in and out.
 
 pub mod cka;
+pub mod compare;
 pub mod forward;
 pub mod json;
 pub mod layout;

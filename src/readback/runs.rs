@@ -94,7 +94,11 @@ fn one_run<F: StoreFs>(
     Ok(row)
 }
 
-fn ended_ok<F: StoreFs>(store: &Store<F>, run: &str, ws: &[String]) -> Result<Option<bool>> {
+pub(crate) fn ended_ok<F: StoreFs>(
+    store: &Store<F>,
+    run: &str,
+    ws: &[String],
+) -> Result<Option<bool>> {
     let mut all = true;
     for w in ws {
         match store.exit(run, w) {

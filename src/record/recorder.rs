@@ -46,6 +46,10 @@ pub fn default_writer_id() -> String {
 /// Writes one run as one writer: a blob and an index line per forward, readings on request.
 pub struct Recorder {
     writer: Writer,
+    /// The store's folder, the run and this writer's id (for the summary at the end).
+    root: std::path::PathBuf,
+    run: String,
+    writer_id: String,
     summarising: Vec<String>,
     started: Instant,
     machine: String,
@@ -61,6 +65,9 @@ impl Recorder {
     pub fn with_writer(store: impl AsRef<Path>, run: &str, writer: &str) -> Result<Self> {
         Ok(Recorder {
             writer: Writer::open(store.as_ref(), run, writer)?,
+            root: store.as_ref().to_path_buf(),
+            run: run.to_string(),
+            writer_id: writer.to_string(),
             summarising: Vec::new(),
             started: Instant::now(),
             machine: host_name(),
@@ -123,9 +130,25 @@ impl Recorder {
         self.writer.append_reading(&r)
     }
 
-    /// Write how the recording ended.
+    /// Write how the recording ended, then the run's summary (its verdict at the default
+    /// thresholds, loss, forwards: `compare`'s row) into the store's `summaries.jsonl`, read
+    /// back from the store as `compare` reads it (a fetch per forward judged).
+    /// The summary is a convenience for readers (a run without one is read instead), so a
+    /// failure to write it does not fail the recording: it is said on stderr.
     pub fn finish(&mut self, exit: &ExitRecord) -> Result<()> {
-        self.writer.finish(exit)
+        self.writer.finish(exit)?;
+        if let Err(e) = crate::health::compare::write_summary(
+            &self.root,
+            &self.run,
+            &self.writer_id,
+            self.writer.durable,
+        ) {
+            eprintln!(
+                "somatize: run {:?}: its summary was not written to summaries.jsonl ({e}); readers will read the run instead",
+                self.run
+            );
+        }
+        Ok(())
     }
 
     /// The underlying writer.

@@ -89,8 +89,11 @@ impl std::error::Error for ReportError {}
 pub struct ReportOptions {
     /// The folder holding `www/` and `pkg/` (the repository root).
     pub assets: PathBuf,
-    /// The run shown.
+    /// The run shown (its name titles the report).
     pub run: String,
+    /// Further runs the report holds (`report --runs GLOB`): the page's run table shows them
+    /// all, with their health, to compare; the run shown first is the latest written.
+    pub more: Vec<String>,
     /// Only the run's last N forwards (and their blobs).
     pub last: Option<usize>,
 }
@@ -182,27 +185,29 @@ pub fn write_report(
         store: store.to_path_buf(),
         message: e.to_string(),
     })?;
-    if !runs.contains(&options.run) {
+    let mut wanted = vec![options.run.clone()];
+    wanted.extend(options.more.iter().filter(|r| **r != options.run).cloned());
+    if let Some(missing) = wanted.iter().find(|r| !runs.contains(r)) {
         return Err(ReportError::NoRun {
             store: store.to_path_buf(),
-            run: options.run.clone(),
+            run: missing.clone(),
             runs,
         });
     }
     let head = html::Head::build(&options.assets)?;
     let zip = Temp(sibling(out, "snapshot.zip"));
-    let sum = snapshot::export(
-        &opened,
-        std::slice::from_ref(&options.run),
-        options.last,
-        &zip.0,
-    )
-    .map_err(|e| ReportError::Store {
-        store: store.to_path_buf(),
-        message: e.to_string(),
+    let sum = snapshot::export(&opened, &wanted, options.last, &zip.0).map_err(|e| {
+        ReportError::Store {
+            store: store.to_path_buf(),
+            message: e.to_string(),
+        }
     })?;
     let about = html::About {
-        run: options.run.clone(),
+        run: if wanted.len() == 1 {
+            options.run.clone()
+        } else {
+            format!("{} and {} more runs", options.run, wanted.len() - 1)
+        },
         store: store.file_name().map_or_else(
             || store.display().to_string(),
             |n| n.to_string_lossy().into(),

@@ -11,7 +11,7 @@ pub const FORMAT_NAME: &str = "somatize-store";
 /// stores, one blob file per forward, still read).
 pub const MAJOR: u32 = 2;
 /// The minor version this code writes (readers accept any minor of a known major).
-pub const MINOR: u32 = 0;
+pub const MINOR: u32 = 1;
 /// The folder under the root that holds one folder per run.
 pub const RUNS_DIR: &str = "runs";
 /// A run's graph, beside its writers' folders (`runs/<run>/graph.json`); never a writer.

@@ -19,6 +19,7 @@ pub mod reading;
 pub mod scan;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod snapshot;
+pub mod summary;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod writer;
 pub mod zipfile;

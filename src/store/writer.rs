@@ -175,6 +175,18 @@ impl Writer {
         }
         super::listing::upgrade_format(root)?;
         let (index, last) = open_lines(&index_path)?;
+        // The run is being written: until a summary taken after it ends, readers read it.
+        super::summary::append(
+            root,
+            &super::summary::SummaryLine {
+                run: run.to_string(),
+                writer: writer.to_string(),
+                written_us: now_us(),
+                open: true,
+                summary: None,
+            },
+            true,
+        )?;
         if made {
             sync_dir(&dir)?;
         }

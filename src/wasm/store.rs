@@ -20,6 +20,8 @@ pub struct StoreHandle {
 struct Kept {
     health: std::cell::RefCell<crate::health::HealthCache>,
     lines: std::cell::RefCell<crate::readback::KeptLines>,
+    /// The runs' lines the compare figure read, until the store is refreshed.
+    curves: std::cell::RefCell<crate::figures::compare::KeptLines>,
 }
 
 #[wasm_bindgen]
@@ -64,6 +66,7 @@ impl StoreHandle {
     /// asks whether the run grew, however recently that was asked.
     pub fn refreshed(&self) {
         self.kept.health.borrow_mut().recheck();
+        self.kept.curves.borrow_mut().clear();
     }
 }
 
@@ -166,6 +169,7 @@ const STORE_CALLS: &[&str] = &[
     "alerts",
     "judge",
     "query",
+    "compare",
 ];
 
 /// Options of `query`: one value `observe` wrote, by exact spec id and step.
@@ -206,6 +210,10 @@ fn store_call<F: StoreFs>(
         "runs" | "forwards" | "curve" | "curveCosts" | "facts" | "nodes" | "fleet" | "standing" => {
             readback_call(store, name, options)
         }
+        "compare" => compare_js(store, call_opts(name, options)?),
+        "figure" if figure_kind(&options) == Some("compare".into()) => {
+            compare_figure_js(store, &kept.curves, call_opts(name, options)?)
+        }
         "figure" => {
             let o: super::readback::FigureOpts = call_opts(name, options)?;
             o.check()?;
@@ -231,6 +239,104 @@ fn store_call<F: StoreFs>(
             ),
         )),
     }
+}
+
+/// Options of `compare`: runs matching a glob (all when not given); `lazy` leaves a run with
+/// no summary unjudged (`healthy: null`, read from its indexes only).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CompareOpts {
+    runs: Option<String>,
+    #[serde(default)]
+    lazy: bool,
+}
+
+fn compare_js<F: StoreFs>(store: &Store<F>, o: CompareOpts) -> Result<JsValue, JsError> {
+    let options = crate::health::compare::CompareOptions {
+        runs: o.runs,
+        lazy: o.lazy,
+    };
+    let answer = crate::health::compare::compare(store, &options).map_err(js_err)?;
+    to_js(&answer)
+}
+
+/// The `kind` of a figure's options object, when it has a string one.
+fn figure_kind(options: &JsValue) -> Option<String> {
+    js_sys::Reflect::get(options, &JsValue::from_str("kind"))
+        .ok()?
+        .as_string()
+}
+
+/// How a compare figure is smoothed: `{ema: weight}` or `{mean: window}`.
+/// Which runs a compare figure draws: a glob, or a list of names.
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum RunsOpt {
+    Glob(String),
+    Names(Vec<String>),
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct CompareFigureOpts {
+    kind: String,
+    runs: Option<RunsOpt>,
+    of: Option<String>,
+    /// TensorBoard's EMA weight in [0, 1).
+    ema: Option<f64>,
+    /// A rolling mean's window (0: none).
+    smooth: Option<usize>,
+    /// `forward` (default), `wall` or `relative`.
+    x: Option<String>,
+    #[serde(default)]
+    log_y: bool,
+    #[serde(default)]
+    group_by: Vec<String>,
+    max_points: Option<usize>,
+}
+
+fn compare_figure_js<F: StoreFs>(
+    store: &Store<F>,
+    curves: &std::cell::RefCell<crate::figures::compare::KeptLines>,
+    o: CompareFigureOpts,
+) -> Result<JsValue, JsError> {
+    use crate::figures::compare::{check, compare_kept, CompareFigure, Smooth, XAxis};
+    let _ = o.kind;
+    let smooth = match (o.ema, o.smooth.unwrap_or(0)) {
+        (Some(_), n) if n > 0 => return Err(js_err("compare: give ema or smooth, not both")),
+        (Some(w), _) => Smooth::Ema(w),
+        (None, 0) => Smooth::None,
+        (None, n) => Smooth::Mean(n),
+    };
+    let x = match o.x.as_deref() {
+        None => XAxis::Forward,
+        Some(s) => XAxis::parse(s).ok_or_else(|| {
+            js_err(format!(
+                "compare: x is forward, wall or relative, not {s:?}"
+            ))
+        })?,
+    };
+    let defaults = CompareFigure::default();
+    let (runs, names) = match o.runs {
+        None => (None, Vec::new()),
+        Some(RunsOpt::Glob(g)) => (Some(g), Vec::new()),
+        // No run chosen draws none (an empty list is not "every run").
+        Some(RunsOpt::Names(n)) if n.is_empty() => (Some(String::new()), n),
+        Some(RunsOpt::Names(n)) => (None, n),
+    };
+    let options = CompareFigure {
+        runs,
+        names,
+        of: o.of.unwrap_or(defaults.of),
+        smooth,
+        x,
+        log_y: o.log_y,
+        group_by: o.group_by,
+        max_points: o.max_points.unwrap_or(defaults.max_points),
+    };
+    check(&options).map_err(|e| js_err(format!("compare: {e}")))?;
+    let answer = compare_kept(store, &options, &mut curves.borrow_mut()).map_err(js_err)?;
+    super::readback::figure_js(answer)
 }
 
 fn scan_js<F: StoreFs>(

@@ -141,7 +141,7 @@ test("editing a threshold re-judges at once, shows the bound used, and the core'
   await page.evaluate(() => { document.querySelector("#stats-table").dataset.mark = "same"; });
   const asked = seen.requests.length;
   await page.fill("#t-vanishing_mean_abs", "1e-3");
-  await page.waitForSelector("#flags-table");
+  await page.waitForSelector("#flags-table", { state: "attached" }); // in the verdict's details, one click away
   assert.deepEqual(await flagsShown(page), [["fc1", "VANISHING"]]);
   const judged = await page.textContent("#flags-table");
   assert.match(judged, /vanishing_mean_abs = 0\.001 \(default 1e−7\)/);

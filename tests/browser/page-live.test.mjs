@@ -68,7 +68,13 @@ test("a folder opened through the directory picker is followed: appended forward
   // Not yet written: the later blobs, and the exit record the writer leaves when the run ends.
   const exit = `${dir}/exit.json`;
   const start = filesUnder(full).filter((f) => !f.endsWith("writer.lock") && !f.endsWith("index.jsonl") &&
-    !laterBlobs.has(f) && f !== exit);
+    !laterBlobs.has(f) && f !== exit && f !== "summaries.jsonl");
+  // The summaries as they were: the line the writer appended when it opened; the summary it
+  // appends when it finishes comes with the exit record.
+  const summaries = readFileSync(join(full, "summaries.jsonl"), "utf8").split("\n").filter(Boolean);
+  const bytesOf = (ls) => [...Buffer.from(ls.map((l) => l + "\n").join(""))];
+  const opens = summaries.filter((l) => JSON.parse(l).open);
+  const finals = summaries.filter((l) => !JSON.parse(l).open);
   const packed = new Map();
   for (const e of first) {
     const p = packOf(e);
@@ -79,9 +85,13 @@ test("a folder opened through the directory picker is followed: appended forward
     ...start.map((f) => [f, url(f), false]),
     ...[...packed].map(([p, end]) => [p, packBytes(p, 0, end), false]),
     [index, [...Buffer.from(lines.slice(0, FIRST).join("\n") + "\n")], false],
+    ["summaries.jsonl", bytesOf(opens), false],
   ]);
 
   await page.click("#pick-dir");
+  // The progress is below the opened run's verdict: drawn once scrolled into view.
+  await page.waitForSelector("#fig-progress[data-drawn=true], #fig-progress[data-drawn=waiting]");
+  await page.locator("#fig-progress").scrollIntoViewIfNeeded();
   await page.waitForSelector("#fig-progress[data-drawn=true]");
   assert.equal(await page.textContent("#error"), "");
   assert.equal(await page.isChecked("#live"), true, "a folder opened by its handle is followed");
@@ -89,6 +99,7 @@ test("a folder opened through the directory picker is followed: appended forward
   assert.equal(before.forwards, FIRST);
   assert.equal(before.x.length, FIRST);
   await page.locator("#store-view").screenshot({ path: join(shots, "store-live-before.png") });
+  await page.locator("#fig-progress").scrollIntoViewIfNeeded(); // on screen: redrawn as the run grows
 
   // The writer goes on: each forward's blob, then its index line, one forward at a time.
   for (const e of later) {
@@ -97,7 +108,7 @@ test("a folder opened through the directory picker is followed: appended forward
       : e.blob ? [[`${dir}/${e.blob}`, url(`${dir}/${e.blob}`), false]] : [];
     await writeOpfs(page, [...blobs, [index, [...Buffer.from(JSON.stringify(e) + "\n")], true]]);
   }
-  await writeOpfs(page, [[exit, url(exit), false]]);
+  await writeOpfs(page, [[exit, url(exit), false], ["summaries.jsonl", bytesOf(finals), true]]);
   await page.waitForFunction((n) => document.getElementById("fig-progress").data?.[0]?.x.length === n, STEPS, { timeout: 10_000 });
   const after = await shown(page, RUN);
   assert.equal(after.forwards, STEPS, "the runs table counts the new forwards");

@@ -93,6 +93,9 @@ test("a store folder chosen in the page shows its runs and the package's figures
   await checkStore(page);
   await page.selectOption("#run", "mlp");
   await page.waitForFunction(() => document.querySelector("#status").textContent.startsWith("Showing run mlp"));
+  // The progress is below the run's verdict: drawn once on screen.
+  await page.locator("#fig-progress").scrollIntoViewIfNeeded();
+  await page.waitForSelector("#fig-progress[data-drawn=true]");
   assert.deepEqual(await traces(page, "fig-progress"), await want("progress", { run: "mlp", of: "loss.value", smooth: 0 }));
   await page.fill("#smooth", "3");
   await page.dispatchEvent("#smooth", "change");

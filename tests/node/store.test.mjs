@@ -30,7 +30,7 @@ function closeStats(got, want, what) {
 
 test("a folder reads as its files say: runs, writers, merged index rows", async () => {
   const store = await openStore(s.store);
-  assert.deepEqual(await store.format(), { format: "somatize-store", version: "2.0" });
+  assert.deepEqual(await store.format(), { format: "somatize-store", version: "2.1" });
   assert.deepEqual(await store.listRuns(), ["mlp", "small"]);
   assert.deepEqual(await store.writers({ run: "mlp" }), ["w0", "w1"]);
   for (const run of ["mlp", "small"]) {

@@ -1,0 +1,149 @@
+#!/usr/bin/env node
+// Many runs on the page, in headless Chromium over HTTP: a store of RUNS runs × FORWARDS forwards
+// (default 1,000 × 10,000). Times, by the page's clock: the run table shown with every run's
+// health; the overlay of 50 runs drawn; and interactions on it (smoothing changed, a run taken
+// out and put back, a zoom). Medians over BENCH_ROUNDS page loads (default 3), each interaction
+// repeated 5 times per load, printed with the date and the machine's load.
+//
+//   node scripts/bench-compare.mjs [--runs N] [--forwards N] [--regen]
+//
+// The store is written once into target/bench-compare/store (cargo run --example
+// compare_bench_store: the last 1,000 forwards of each run with blobs through the real writer,
+// the rest as index lines; each run finished, so its summary is in summaries.jsonl) and reused
+// (--regen writes it again). Needs scripts/build-wasm.sh first.
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { loadavg } from "node:os";
+import { join } from "node:path";
+import { serve, launch, root } from "../tests/browser/harness.mjs";
+
+const args = process.argv.slice(2);
+const flag = (name, fallback) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : fallback;
+};
+const RUNS = Number(flag("--runs", 1000));
+const FORWARDS = Number(flag("--forwards", 10000));
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const REPEAT = 5;
+const rel = `target/bench-compare/store-${RUNS}x${FORWARDS}`;
+const store = join(root, rel);
+
+function ensureStore() {
+  const summaries = join(store, "summaries.jsonl");
+  const have = existsSync(summaries)
+    ? readFileSync(summaries, "utf8").split("\n").filter((l) => l.includes('"summary"')).length : 0;
+  const lines = existsSync(join(store, "runs/g00-s000/w0/index.jsonl"))
+    ? readFileSync(join(store, "runs/g00-s000/w0/index.jsonl"), "utf8").split("\n").filter(Boolean).length : 0;
+  if (have === RUNS && lines === FORWARDS && !args.includes("--regen")) return;
+  console.error(`writing ${RUNS} runs × ${FORWARDS} forwards into ${rel}…`);
+  execFileSync("cargo", ["run", "--quiet", "--example", "compare_bench_store", "--", store, String(RUNS), String(FORWARDS)],
+    { cwd: root, stdio: "inherit" });
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[s.length >> 1] : NaN;
+};
+
+/** In the page: run `act` (a function body's source, given `gd`, the overlay) and resolve with the
+ * milliseconds until `done` (source of a predicate over `gd` and `before`) holds, by the page's clock
+ * (checked every animation frame). */
+function inPage(page, act, done) {
+  return page.evaluate(async ([act, done]) => {
+    const gd = document.getElementById("fig-compare");
+    const key = () => JSON.stringify((gd.data ?? []).map((t) => [t.name, t.y?.length, t.y?.[t.y.length >> 1]]));
+    const before = key();
+    const t0 = performance.now();
+    await window.__bench[act](gd);
+    await new Promise((resolve) => {
+      const tick = () => (window.__bench[done](gd, before, key) ? resolve() : requestAnimationFrame(tick));
+      tick();
+    });
+    return performance.now() - t0;
+  }, [act, done]);
+}
+
+/** The actions and predicates, installed in the page as plain functions (no eval under its CSP). */
+function install(page) {
+  return page.evaluate(() => {
+    const $ = (id) => document.getElementById(id);
+    const fire = (id, type = "change") => $(id).dispatchEvent(new Event(type, { bubbles: true }));
+    let weight = 0.5;
+    window.__bench = {
+      choose50: () => {
+        $("run-filter").value = "g00-*";
+        fire("run-filter", "input");
+        $("choose-shown").click();
+      },
+      drawn50: (gd) => gd.dataset.drawn === "true" && gd.data?.length === 50,
+      ema: () => {
+        weight = weight >= 0.9 ? 0.5 : weight + 0.1;
+        $("compare-smooth-kind").value = "ema";
+        $("compare-smooth").value = String(weight);
+        fire("compare-smooth");
+      },
+      changed: (gd, before, key) => gd.dataset.drawn === "true" && key() !== before,
+      out: () => document.querySelector('#runs-table tbody tr[data-run="g00-s007"] td:nth-child(3)')
+        .dispatchEvent(new MouseEvent("click", { bubbles: true, ctrlKey: true })),
+      drawn49: (gd) => gd.dataset.drawn === "true" && gd.data?.length === 49,
+      back: () => document.querySelector('#runs-table tbody tr[data-run="g00-s007"] td:nth-child(3)')
+        .dispatchEvent(new MouseEvent("click", { bubbles: true, ctrlKey: true })),
+      zoom: async (gd) => {
+        const n = Number(gd.data[0].x.at(-1));
+        await globalThis.Plotly.relayout(gd, { "xaxis.range": [n * 0.4, n * 0.5] });
+      },
+      unzoom: async (gd) => {
+        await globalThis.Plotly.relayout(gd, { "xaxis.autorange": true });
+      },
+      always: () => true,
+    };
+  });
+}
+
+ensureStore();
+const { server, origin } = await serve();
+const browser = await launch();
+const got = { table: [], overlay50: [], ema: [], out: [], back: [], zoom: [], unzoom: [] };
+try {
+  for (let round = 0; round < ROUNDS; round++) {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const errors = [];
+    page.on("pageerror", (e) => errors.push(String(e)));
+    await page.goto(`${origin}/www/index.html?store=/${rel}/`);
+    // The run table with every run's health: RUNS rows, none still being judged.
+    await page.waitForFunction((n) => document.querySelectorAll("#runs-table tbody tr").length === n &&
+      !document.querySelector("#runs-table [data-health=pending]"), RUNS, { timeout: 600_000, polling: 50 });
+    got.table.push(await page.evaluate(() => performance.now()));
+    await page.waitForFunction(() => document.querySelector("#verdict-headline"), null, { timeout: 600_000 });
+    await page.locator("#fig-compare").scrollIntoViewIfNeeded();
+    await page.waitForFunction(() => document.querySelector("#fig-compare").dataset.drawn === "true", null, { timeout: 600_000 });
+    await install(page);
+    got.overlay50.push(await inPage(page, "choose50", "drawn50"));
+    for (let k = 0; k < REPEAT; k++) {
+      got.ema.push(await inPage(page, "ema", "changed"));
+      got.out.push(await inPage(page, "out", "drawn49"));
+      got.back.push(await inPage(page, "back", "drawn50"));
+      got.zoom.push(await inPage(page, "zoom", "always"));
+      got.unzoom.push(await inPage(page, "unzoom", "always"));
+    }
+    if (errors.length) throw new Error(`the page failed: ${errors.join("; ")}`);
+    await page.close();
+    console.error(`round ${round + 1}: table ${got.table.at(-1).toFixed(0)} ms, overlay of 50 ${got.overlay50.at(-1).toFixed(0)} ms`);
+  }
+} finally {
+  await browser.close();
+  server.close();
+}
+const ms = (x) => `${x.toFixed(0)} ms`;
+console.log(`bench-compare ${new Date().toISOString()} (load average ${loadavg().map((l) => l.toFixed(1)).join(", ")}), ${RUNS} runs × ${FORWARDS} forwards over HTTP, medians of ${ROUNDS} page loads (interactions ${REPEAT} times each per load)`);
+const rows = [
+  ["run table with every run's health shown (from opening the URL)", median(got.table), 2000],
+  ["overlay of 50 runs drawn (filter g00-*, choose the runs shown)", median(got.overlay50), 300],
+  ["smoothing changed (EMA weight), 50 runs redrawn", median(got.ema), 100],
+  ["one run taken out (ctrl-click), 49 redrawn", median(got.out), 100],
+  ["put back, 50 redrawn", median(got.back), 100],
+  ["zoom in (plotly relayout)", median(got.zoom), 100],
+  ["zoom out", median(got.unzoom), 100],
+];
+for (const [what, t, target] of rows) console.log(`| ${what} | ${ms(t)} | < ${target} ms | ${(t / target).toFixed(2)}× the target |`);

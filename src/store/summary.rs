@@ -1,0 +1,139 @@
+//! `summaries.jsonl`: the store's append-only file of run summaries (format 2.1), so a reader
+//! sees every run's health and progress in one read instead of a scan and a diagnosis per run.
+//!
+//! Each writer appends a line when it opens (`"open": true`: the run is being written) and
+//! one when it finishes (`"summary": {…}`, the run as judged then). The latest line of a run
+//! decides: a summary taken after every writer of the run had ended stands for the run; an
+//! `open` line, a summary of a run still being written, or no line at all leaves the reader to
+//! read the run itself. Lines are whole or ignored (a torn tail, a line that is not JSON).
+
+use super::error::{Result, StoreError};
+use super::fs::StoreFs;
+use super::names;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The summaries file at the root of a store (format 2.1 and later; optional).
+pub const SUMMARIES_FILE: &str = "summaries.jsonl";
+/// The largest summaries file read.
+pub const MAX_SUMMARIES: u64 = 256 << 20;
+
+/// One line of `summaries.jsonl`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SummaryLine {
+    pub run: String,
+    /// The writer that appended the line.
+    pub writer: String,
+    /// When, µs since the epoch on the writer's clock.
+    pub written_us: i64,
+    /// `true` on the line a writer appends when it opens: the run is being written.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub open: bool,
+    /// The run as judged when the writer finished (the shape of `compare`'s rows); absent on
+    /// an `open` line. Kept as JSON so that this module needs nothing of health.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<serde_json::Value>,
+}
+
+impl SummaryLine {
+    /// The line as written, with its newline.
+    pub fn to_line(&self) -> String {
+        let mut s = serde_json::to_string(self).unwrap_or_default();
+        s.push('\n');
+        s
+    }
+}
+
+/// The latest line of each run in a summaries file's bytes: whole lines only; lines that are
+/// not JSON or name an invalid run or writer are skipped.
+pub fn parse(bytes: &[u8]) -> BTreeMap<String, SummaryLine> {
+    let whole = match bytes.iter().rposition(|&b| b == b'\n') {
+        Some(i) => &bytes[..i],
+        None => &[][..],
+    };
+    let mut out = BTreeMap::new();
+    for line in whole.split(|&b| b == b'\n') {
+        let Ok(l) = serde_json::from_slice::<SummaryLine>(line) else {
+            continue;
+        };
+        if names::run(&l.run).is_ok() && names::writer(&l.writer).is_ok() {
+            out.insert(l.run.clone(), l);
+        }
+    }
+    out
+}
+
+/// The latest line of each run of a store (none when it has no summaries file).
+pub fn read<F: StoreFs + ?Sized>(fs: &F) -> Result<BTreeMap<String, SummaryLine>> {
+    let len = match fs.len(SUMMARIES_FILE) {
+        Err(StoreError::NotFound { .. }) => return Ok(BTreeMap::new()),
+        other => other?,
+    };
+    if len > MAX_SUMMARIES {
+        return Err(StoreError::Refused {
+            what: format!("{SUMMARIES_FILE} is {len} bytes, over {MAX_SUMMARIES}"),
+        });
+    }
+    if len == 0 {
+        return Ok(BTreeMap::new());
+    }
+    Ok(parse(&fs.read_range(SUMMARIES_FILE, 0, len)?))
+}
+
+/// Append one line to the summaries file of the store at `root` (one `write` with
+/// `O_APPEND`, then synced when `durable`). A line begins with a newline when the file does
+/// not end in one (a torn line a crash left), so that it is never glued to it.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn append(root: &std::path::Path, line: &SummaryLine, durable: bool) -> Result<()> {
+    use std::io::{Read, Seek, SeekFrom, Write};
+    let path = root.join(SUMMARIES_FILE);
+    let io = |op: &'static str| {
+        let p = path.display().to_string();
+        move |e| StoreError::io(p, op, e)
+    };
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .append(true)
+        .create(true)
+        .open(&path)
+        .map_err(io("open"))?;
+    let len = f.metadata().map_err(io("stat"))?.len();
+    let mut text = String::new();
+    if len > 0 {
+        let mut last = [0u8; 1];
+        f.seek(SeekFrom::Start(len - 1)).map_err(io("seek"))?;
+        f.read_exact(&mut last).map_err(io("read"))?;
+        if last[0] != b'\n' {
+            text.push('\n');
+        }
+    }
+    text.push_str(&line.to_line());
+    f.write_all(text.as_bytes()).map_err(io("append to"))?;
+    if durable {
+        f.sync_data().map_err(io("sync"))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_latest_whole_line_of_each_run_counts() {
+        let text = concat!(
+            "{\"run\":\"a\",\"writer\":\"w\",\"written_us\":1,\"open\":true}\n",
+            "not json\n",
+            "{\"run\":\"b\",\"writer\":\"w\",\"written_us\":2,\"summary\":{\"healthy\":true}}\n",
+            "{\"run\":\"../x\",\"writer\":\"w\",\"written_us\":3,\"open\":true}\n",
+            "{\"run\":\"a\",\"writer\":\"w\",\"written_us\":4,\"summary\":{\"healthy\":false}}\n",
+            "{\"run\":\"b\",\"writer\":\"w\",\"written_us\":5,\"op"
+        );
+        let got = parse(text.as_bytes());
+        assert_eq!(got.keys().collect::<Vec<_>>(), ["a", "b"]);
+        assert_eq!(got["a"].written_us, 4);
+        assert_eq!(got["a"].summary.as_ref().unwrap()["healthy"], false);
+        assert_eq!(got["b"].written_us, 2);
+        assert!(!got["b"].open);
+    }
+}
