@@ -71,7 +71,7 @@ async function settled(source, f) {
 /** Store calls whose answers are kept (per store, until refresh): small answers a page asks
  * again as people go back and forth (figures, health, run summaries), not row sets. */
 const KEPT_CALLS = new Set(["format", "listRuns", "writers", "runs", "curveCosts", "facts", "nodes", "fleet",
-  "standing", "figure", "seen", "diagnose", "diagnosed", "history", "where", "alerts", "judge", "compare"]);
+  "standing", "figure", "seen", "diagnose", "diagnosed", "history", "where", "alerts", "judge"]);
 /** Whether a call is about one forward (its facts, its gantt): once that forward is written its
  * answer never changes, so it is kept even for a store that may change. */
 const isAboutOneForward = (name, options) => name === "facts" || (name === "figure" && options?.kind === "gantt");
