@@ -767,8 +767,13 @@ class Watch:
         full = self._full(self.forward)
         with torch.no_grad():
             ps = [p.detach() for p in self._param_list]
-            gs = [p.grad.detach() for p in self._param_list if p.grad is not None]
-            gi = [i for i, p in enumerate(self._param_list) if p.grad is not None]
+            # A gradient no optimizer reads (a layer frozen by leaving it out of the optimizer
+            # while autograd still fills its .grad, which zero_grad never clears) only piles
+            # up: it says nothing about training, and its growth would read as EXPLODING.
+            trained = self._trained()
+            gi = [i for i, p in enumerate(self._param_list)
+                  if p.grad is not None and (trained is None or id(p) in trained)]
+            gs = [self._param_list[i].grad.detach() for i in gi]
             # float32 scalars, stacked once.
             parts = [*_norms(ps, 2)]
             if gs:
@@ -811,6 +816,12 @@ class Watch:
                 else:
                     torch._foreach_copy_(self._before, ps)
                 self._snapshot = self.forward
+
+    def _trained(self):
+        """The ids of the parameters the optimizer steps (None without an optimizer)."""
+        if self.optimizer is None:
+            return None
+        return {id(p) for g in self.optimizer.param_groups for p in g["params"]}
 
     def _step_pre(self, optimizer, args, kwargs):
         if not self.closed:

@@ -158,6 +158,26 @@ def test_a_full_disk_is_said_at_once_and_training_goes_on(tmp_path, capfd):
     assert any("companion exited with status" in m for m in said), said
 
 
+def test_a_layer_left_out_of_the_optimizer_reads_stalled_not_its_piled_up_gradient(tmp_path):
+    # The first layer is frozen by leaving it out of the optimizer: autograd still fills its
+    # .grad and zero_grad never clears it, so it grows step by step (0.8 to 119 in the
+    # benchmark's frozen-cnn-e10). The watch measures no gradient no optimizer reads: the
+    # layer shows its parameters and a zero update, the verdict says STALLED there, and no
+    # EXPLODING comes of the pile.
+    model = mlp()
+    opt = torch.optim.SGD(model[2].parameters(), lr=0.05)
+    w = st.watch(model, opt, store=tmp_path, run="frozen", every=1)
+    train(model, opt, w, 40)
+    w.close()
+    assert model[0].weight.grad.norm() > 20 * model[2].weight.grad.norm()  # the pile is there
+    numbers = seen(tmp_path, run="frozen")
+    assert "grad_norm" not in numbers["0"] and numbers["0"]["update_ratio"] == 0
+    assert numbers["2"]["grad_norm"] > 0
+    verdict = diagnose(tmp_path, run="frozen")
+    assert "STALLED" in verdict.get("0", []), verdict
+    assert not any(f.startswith("EXPLODING") for flags in verdict.values() for f in flags), verdict
+
+
 def test_nonfinite_values_are_counted(tmp_path):
     model = mlp()
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
