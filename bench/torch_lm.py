@@ -5,9 +5,10 @@ transformer LM and on a 124M-parameter GPT-2-sized one.
 Every mode trains its own copy of the model (same seed, same batches, AdamW), one step of each
 in turn (each round starting from the next mode), so the machine's drift falls on every mode
 alike. Printed per mode: median and mean
-wall time of a step and their ratios to no recording; CPU time per step (this process's, plus
-the companion's, which runs beside it) and its ratio, steadier than wall time on a busy
-machine; and the record's bytes per step."""
+wall time of a step and their ratios to no recording; this process's CPU time per step and
+its ratio, steadier than wall time on a busy machine; the companion's CPU (it runs beside the
+training process, in its own) as a share of one core over the measured steps; and the
+record's bytes per step."""
 
 import argparse
 import os
@@ -130,6 +131,8 @@ def run(model_name, steps, warm, modes_wanted):
             companion = getattr(getattr(w, "_companion", None), "pid", None)
             if step == warm and companion:
                 m["companion_cpu"] = -cpu_of(companion)
+            if step == warm:
+                m["began"] = time.perf_counter()
             t0, c0 = time.perf_counter(), time.process_time()
             loss = loss_fn(model(x).reshape(-1, vocab), y.reshape(-1))
             opt.zero_grad()
@@ -143,6 +146,7 @@ def run(model_name, steps, warm, modes_wanted):
     for name, m in modes.items():
         w = m["w"]
         companion = getattr(getattr(w, "_companion", None), "pid", None)
+        m["span"] = time.perf_counter() - m["began"]
         if companion:
             m["companion_cpu"] += cpu_of(companion)
         if w is not None:
@@ -157,7 +161,7 @@ def run(model_name, steps, warm, modes_wanted):
           f"{'cpu ms':>8} {'ratio':>7} {'companion':>10} {'store/step':>11}")
     for name, m in modes.items():
         med, mean = statistics.median(m["wall"]), statistics.mean(m["wall"])
-        cpu = statistics.mean(m["cpu"]) + m["companion_cpu"] / steps
+        cpu = statistics.mean(m["cpu"])
         if name == "none":
             per_step = 0
         elif name == "tensorboard":
@@ -166,7 +170,7 @@ def run(model_name, steps, warm, modes_wanted):
             per_step = du(store / "runs" / m["run"]) / (steps + warm)
         print(f"{name:<12} {med * 1e3:>10.1f} {med / base_med:>7.3f} {mean * 1e3:>9.1f} "
               f"{mean / base_mean:>7.3f} {cpu * 1e3:>8.1f} {cpu / base_cpu:>7.3f} "
-              f"{m['companion_cpu'] / steps * 1e3:>7.1f} ms "
+              f"{100 * m['companion_cpu'] / m['span']:>7.1f} %  "
               f"{per_step / 1024:>8.1f} KB")
     shutil.rmtree(root, ignore_errors=True)
 

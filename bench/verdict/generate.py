@@ -539,7 +539,8 @@ def train(run, out_dir, watch_store=None):
         # This checkout's package (not one installed in the venv from another commit).
         sys.path.insert(0, os.path.join(ROOT, "python"))
         import somatize.torch as st
-        watch = st.watch(model, opt, store=watch_store, run=run["name"], every=run["every"])
+        watch = st.watch(model, opt, store=watch_store, run=run["name"], every=run["every"],
+                         apart=extra.get("apart", []))
 
     os.makedirs(out_dir, exist_ok=True)
     for f in os.listdir(out_dir):

@@ -65,6 +65,8 @@ UPDATE_RANK_RESOLUTION = 1e-5
 # src/health/rank.rs: srank's delta, and the most rows and columns of a matrix whose singular
 # values are taken (a longer side is read at an even stride).
 SRANK_DELTA = 0.01
+# src/health/measure.rs: the most entries a CKA intermediate (n x n or features²) may hold.
+CKA_MAX_ENTRIES = 1 << 22
 SPECTRUM_MAX_ROWS = 64
 SPECTRUM_MAX_COLS = 128
 
@@ -452,6 +454,39 @@ def _spectra(samples):
     return torch.cat([finite.to(torch.float64)[:, None], torch.linalg.svdvals(batch)], dim=1)
 
 
+def _cka(x, y):
+    """cka.rs ``linear_cka`` on the device: [1, cka] of two outputs of the same inputs (samples
+    on axis 0, the rest flattened; columns centred; the debiased estimator), or [0, 0] where
+    Rust has none: samples differ or are under 4, an intermediate over CKA_MAX_ENTRIES, a
+    non-finite value, a constant group."""
+    none = torch.zeros(2, dtype=torch.float64, device=x.device)
+    n = x.shape[0] if x.dim() else 1
+    if (y.shape[0] if y.dim() else 1) != n or n < 4:
+        return none
+    xs = x.detach().reshape(n, -1).to(torch.float64)
+    ys = y.detach().reshape(n, -1).to(device=x.device, dtype=torch.float64)
+    p, q = xs.shape[1], ys.shape[1]
+    widest = n if n < max(p, q) else max(p, q)
+    if widest * widest > CKA_MAX_ENTRIES or p == 0 or q == 0:
+        return none
+    xc, yc = xs - xs.mean(0), ys - ys.mean(0)
+    dx, dy = (xc * xc).sum(1), (yc * yc).sum(1)
+    if n < max(p, q):
+        k, l = xc @ xc.T, yc @ yc.T
+        xy, xx, yy = (k * l).sum(), (k * k).sum(), (l * l).sum()
+    else:
+        xy, xx, yy = ((yc.T @ xc) ** 2).sum(), ((xc.T @ xc) ** 2).sum(), ((yc.T @ yc) ** 2).sum()
+
+    def debiased(kl, dk, dl):
+        return kl - n / (n - 2) * (dk * dl).sum() + dk.sum() * dl.sum() / ((n - 1) * (n - 2))
+
+    xy, xx, yy = debiased(xy, dx, dy), debiased(xx, dx, dx), debiased(yy, dy, dy)
+    cka = xy / (xx.sqrt() * yy.sqrt())
+    ok = (xx > 0) & (yy > 0) & torch.isfinite(cka) & torch.isfinite(xs).all() \
+        & torch.isfinite(ys).all()
+    return torch.where(ok, torch.stack([torch.ones_like(cka), cka]), none)
+
+
 def _rank_metrics(of, sv, bound=None, samples=None):
     """rank.rs ``rank_of`` of the singular values ``sv`` (host floats): for the update and the
     gradient of a weight whose sample is ``bound`` = min(rows, cols) of it, with ``samples`` (the positions per
@@ -524,7 +559,7 @@ class Watch:
     the script dies of an exception, and by ``with``)."""
 
     def __init__(self, model, optimizer=None, store=None, run=None, *, every=None,
-                 keep_tensors_every=0, writer=None, channel=None, durable=True):
+                 keep_tensors_every=0, writer=None, channel=None, durable=True, apart=()):
         if isinstance(model, torch.nn.Module) and hasattr(model, "_orig_mod"):
             model = model._orig_mod  # torch.compile: the hooks go on the original modules
         if not isinstance(model, torch.nn.Module):
@@ -557,6 +592,18 @@ class Watch:
         self._pending_sv = {}
         self._start = None
         self._build_nodes()
+        self._apart = []
+        for pair in apart or ():
+            pair = tuple(pair)
+            if len(pair) != 2 or not all(isinstance(n, str) for n in pair):
+                raise WatchError(f"watch(apart=...): pairs of two node names, not {pair!r}")
+            unknown = [n for n in pair if n not in self._node_index]
+            if unknown:
+                raise WatchError(f"watch(apart=...): no node {unknown[0]!r} (nodes: "
+                                 f"{', '.join(n.name for n in self._nodes)})")
+            self._apart.append(pair)
+        self._apart_nodes = {n for pair in self._apart for n in pair}
+        self._outputs = {}  # this full step's last output of each node in an apart pair
         self._chan = self._open(store, run, writer, channel, durable)
         self._hook()
         _live.add(self)
@@ -681,6 +728,8 @@ class Watch:
                         self._measure_output(node, x, node.rule_now)
                 if self._keeping():
                     self._acts["act." + node.name] = x.detach()
+                if node.name in self._apart_nodes and self._measuring_acts():
+                    self._outputs[node.name] = x.detach()
         return hook
 
     def _rule(self, node, ndim, predict=False):
@@ -889,6 +938,14 @@ class Watch:
                 if m is not None:
                     svs.append((node.name, of, min(m.shape), id(m)))
                     samples.append(m)
+        # The CKA of each pair declared apart, [ok, cka] on its second node (record.rs).
+        ckas = []
+        if full:
+            with torch.no_grad():
+                for a, b in self._apart:
+                    if a in self._outputs and b in self._outputs:
+                        ckas.append(b)
+                        parts.append(_cka(self._outputs[a], self._outputs[b]))
         if samples:
             # A sample shared by nodes (an output handed on unchanged) is decomposed once.
             unique = list({id(m): m for m in samples}.values())
@@ -900,13 +957,15 @@ class Watch:
             parts.append(loss.detach().reshape(1).to(torch.float64))
         # The one copy to the host of this step.
         host = torch.cat([t.reshape(-1).to(pvec.device) for t in parts]).cpu().tolist()
-        stats = self._stats(host, gi, exact_p, exact_g, full, acts, svs, loss is not None)
+        stats = self._stats(host, gi, exact_p, exact_g, full, acts, svs, ckas,
+                            loss is not None)
         facts = self._facts()
         tensors = self._whole_tensors(forward) if self._keeping() else None
         self._send(forward, loss, facts, stats, tensors)
         self._units = {}
         self._summaries = {}
         self._acts = {}
+        self._outputs = {}
         self._params_now = None
         self._pending = None
         self._pending_forward = None
@@ -917,7 +976,7 @@ class Watch:
         self.forward += 1
         return forward
 
-    def _stats(self, host, gi, pexact, gexact, full, acts, svs, has_loss):
+    def _stats(self, host, gi, pexact, gexact, full, acts, svs, ckas, has_loss):
         P = len(self._param_list)
         G = len(gi)
         at = 0
@@ -1040,6 +1099,10 @@ class Watch:
                 row["nonfinite"] = float(nonfinite)
             if row:
                 stats[node.name] = row
+        for b in ckas:
+            ok, value = take(2)
+            if ok == 1.0:
+                stats.setdefault(b, {})["cka"] = value
         ranks = {}
         width = SPECTRUM_MAX_ROWS + 1
         spectra = take(width * (1 + max((r for *_, r in svs), default=-1)))
@@ -1173,7 +1236,8 @@ def watch(model, optimizer=None, store=None, run=None, **kw):
     """Watch ``model`` (and the updates ``optimizer`` applies) into ``store``/``run``, or into
     the channel of the ``somatize record`` this runs under. See ``Watch`` and the module doc;
     keywords: ``every`` (full summaries every N steps, default 10; 0: never),
-    ``keep_tensors_every`` (default 0: never),
+    ``keep_tensors_every`` (default 0: never), ``apart`` (pairs of node names, two groups that
+    should not see the same thing: their outputs' CKA on full steps, for LEAKAGE),
     ``writer``, ``channel``, ``durable``."""
     return Watch(model, optimizer, store, run, **kw)
 

@@ -18,7 +18,7 @@ import torch
 import somatize.torch as st
 
 # Metrics Rust measures from whole tensors that torch does not send: CKA needs declared pairs.
-RUST_ONLY = {"cka"}
+RUST_ONLY = set()  # every metric Rust measures from these dumps, torch sends
 
 
 class Cnn(torch.nn.Module):
@@ -116,9 +116,29 @@ def dead_cnn():
     return model
 
 
+class Branches(torch.nn.Module):
+    """Two branches on the same input, declared apart: their outputs' debiased CKA, written on
+    the second (`b`), on both paths."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(8, 16)
+        self.b = torch.nn.Linear(8, 12)
+        self.head = torch.nn.Linear(28, 4)
+
+    def forward(self, x):
+        return self.head(torch.cat([self.a(x), self.b(x)], 1))
+
+
+def branch_batch(g):
+    return torch.randn(32, 8, generator=g), torch.randn(32, 4, generator=g)
+
+
 CASES = {"cnn": (Cnn, cnn_batch, cnn_loss), "seq": (Seq, seq_batch, seq_loss),
          "dead": (dead_cnn, cnn_batch, cnn_loss), "wide": (Wide, wide_batch, cnn_loss),
-         "order": (Order, cnn_batch, cnn_loss)}
+         "order": (Order, cnn_batch, cnn_loss), "branches": (Branches, branch_batch, cnn_loss)}
+# Pairs declared apart (the dump's graph.json `apart`, watch's `apart=`).
+APART = {"branches": [["a", "b"]]}
 
 
 def train(tmp_path, case, steps):
@@ -130,10 +150,11 @@ def train(tmp_path, case, steps):
     store = tmp_path / "store"
     dump = tmp_path / "dump"
     dump.mkdir()
-    w = st.watch(model, opt, store=store, run="watch", every=1)
+    apart = APART.get(case, [])
+    w = st.watch(model, opt, store=store, run="watch", every=1, apart=apart)
     nodes = [(n.name, n.kind) for n in w._nodes]
     (dump / "graph.json").write_text(json.dumps(
-        {"nodes": [{"name": n, "kind": k} for n, k in nodes]}))
+        {"nodes": [{"name": n, "kind": k} for n, k in nodes], "apart": apart}))
     acts = {}
 
     def hook(name):
@@ -179,6 +200,7 @@ LAYOUTS = {
             "block.norm1": "NTD", "block.norm2": "NTD", "block.dropout1": "NTD",
             "block.dropout2": "NTD", "sig": "NTD", "head": "NTD"},
     "order": {"conv": "NCHW", "relu": "NCHW", "head": "ND"},
+    "branches": {"a": "ND", "b": "ND", "head": "ND"},
     "wide": {"conv": "NCL", "gelu": "NCL", "drop": "NCL", "pool": "NCL", "flat": "ND",
              "head": "ND"},
 }
@@ -229,6 +251,8 @@ def test_torch_metrics_equal_rusts(tmp_path, capfd, cli, case, steps):
     assert any("update_ratio" in row for row in torch_seen.values())
     assert any("update_erank" in row for row in torch_seen.values())
     assert any("grad_srank" in row for row in torch_seen.values())
+    if case in APART:
+        assert "cka" in torch_seen["b"], torch_seen["b"]
     # The verdict over each record is the same (and the sick one has something to say).
     verdict = cli("diagnose", store, "--run", "watch")
     assert verdict == cli("diagnose", store, "--run", "dump")

@@ -96,6 +96,10 @@ def test_bad_input_is_a_clear_exception(tmp_path):
         st.watch(torch.nn.ReLU(), None, store=tmp_path, run="x")
     with pytest.raises(st.WatchError, match="torch.nn.Module"):
         st.watch("not a model", None, store=tmp_path, run="x")
+    with pytest.raises(st.WatchError, match="no node 'nowhere'"):
+        st.watch(mlp(), store=tmp_path, run="apart", apart=[("0", "nowhere")])
+    with pytest.raises(st.WatchError, match="pairs of two node names"):
+        st.watch(mlp(), store=tmp_path, run="apart", apart=[("0",)])
     with pytest.raises(st.WatchError, match="store=..., run=..."):
         st.watch(mlp(), None)
 
