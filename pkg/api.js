@@ -19,4 +19,5 @@ export {
   within,
   tensorStats,
   tensorKeys,
+  Live,
 } from "./wasm/somatize.js";
