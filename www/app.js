@@ -246,9 +246,10 @@ $("spec").addEventListener("input", showSpecId);
 showSpecId();
 wireOpen();
 $("stats-filter").addEventListener("input", filterStats);
-/** Open a store the host of this page hands over (`somatize report` embeds a snapshot's bytes), as if dropped. */
-export function openEmbedded(source, label) {
-  return openFolder(source, label);
+/** Open a store the host of this page hands over (`somatize report` embeds a snapshot's bytes; the
+ * notebook widget a source reading from its kernel), as if dropped; `live` follows it. */
+export function openEmbedded(source, label, live = false) {
+  return openFolder(source, label, live);
 }
 const asked = new URLSearchParams(location.search).get("store");
 if (asked) openUrl(asked, new URLSearchParams(location.search).get("live") === "1"); // &live=1: follow it (notebooks' live view)

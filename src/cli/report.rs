@@ -1,16 +1,21 @@
-//! `somatize report STORE --run R -o report.html [--last N]`: one self-contained HTML file of a run.
+//! `somatize report STORE --run R -o report.html [--last N]`: one self-contained HTML file of a run;
+//! `somatize report --widget -o page.html`: the notebook widget's page (no store).
 
-use crate::report::{write_report, ReportOptions};
+use crate::report::{write_report, write_widget_page, ReportOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The store folder (or snapshot .zip).
-    store: PathBuf,
+    #[arg(required_unless_present = "widget")]
+    store: Option<PathBuf>,
     /// The run to show.
-    #[arg(long)]
-    run: String,
+    #[arg(long, required_unless_present = "widget")]
+    run: Option<String>,
+    /// Write the notebook widget's page instead (somatize.show ships it; no store).
+    #[arg(long, conflicts_with_all = ["store", "run", "last"])]
+    widget: bool,
     /// Only the run's last N forwards (a smaller file).
     #[arg(long)]
     last: Option<usize>,
@@ -24,12 +29,20 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<ExitCode, String> {
     let assets = super::assets_dir(args.assets);
+    let (Some(store), Some(run)) = (args.store, args.run) else {
+        let bytes = write_widget_page(&assets, &args.output).map_err(|e| e.to_string())?;
+        eprintln!(
+            "somatize report: the notebook widget's page -> {} ({bytes} bytes)",
+            args.output.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    };
     let options = ReportOptions {
         assets,
-        run: args.run,
+        run,
         last: args.last,
     };
-    let sum = write_report(&args.store, &options, &args.output).map_err(|e| e.to_string())?;
+    let sum = write_report(&store, &options, &args.output).map_err(|e| e.to_string())?;
     eprintln!(
         "somatize report: run {}, {} forwards, {} bytes of snapshot, {} modules -> {} ({} bytes); opens offline",
         options.run,

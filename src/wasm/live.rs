@@ -84,12 +84,19 @@ impl LiveHandle {
                 packed.len()
             )));
         }
-        let errors: std::collections::BTreeMap<usize, String> =
+        let named: std::collections::BTreeMap<String, String> =
             if errors.is_undefined() || errors.is_null() {
                 Default::default()
             } else {
                 from_js("Live.pushRows errors", errors)?
             };
+        let mut errors = std::collections::BTreeMap::new();
+        for (k, v) in named {
+            let i: usize = k.parse().map_err(|_| {
+                JsError::new(&format!("Live.pushRows errors: {k:?} is not a row's index"))
+            })?;
+            errors.insert(i, v);
+        }
         let whole = |x: f64, what: &str| -> Result<u64, JsError> {
             if x.is_finite() && x >= 0.0 && x.fract() == 0.0 && x <= 2f64.powi(53) {
                 Ok(x as u64)
