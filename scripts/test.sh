@@ -139,7 +139,7 @@ layer wasm-chromium wasm_tests_in_chromium
 layer node node --test --test-timeout=600000 tests/node/
 # The example notebook's code cells in one namespace (no Jupyter), with the release binary;
 # its outputs (target/notebook/) are what tests/browser/report-notebook.test.mjs opens.
-layer notebook env SOMATIZE_BIN="$PWD/target/release/somatize" python3 tests/notebook_test.py
+layer notebook env SOMATIZE_BIN="$PWD/target/release/somatize" "$SOMATIZE_VENV/bin/python" tests/notebook_test.py
 layer browser node --test --test-timeout=600000 tests/browser/
 layer python python_tests
 

@@ -104,8 +104,8 @@ function filterStats() {
 
 // ---- a store ----
 
-async function openStore(source, label, live = false) {
-  await showStore(source, label, { busy, showError, setJudge, live });
+async function openStore(source, label, live = false, run = null) {
+  await showStore(source, label, { busy, showError, setJudge, live, run });
 }
 
 // ---- routing what was opened ----
@@ -124,11 +124,11 @@ async function openFile(file) {
 }
 
 /** Open a folder: a FileList with relative paths, {path, file}[] or a directory handle. */
-async function openFolder(source, label, live = false) {
+async function openFolder(source, label, live = false, run = null) {
   clearError();
   clearViews();
   try {
-    await openStore(source, label, live);
+    await openStore(source, label, live, run);
   } catch (e) {
     showError(label, e);
   }
@@ -247,9 +247,10 @@ showSpecId();
 wireOpen();
 $("stats-filter").addEventListener("input", filterStats);
 /** Open a store the host of this page hands over (`somatize report` embeds a snapshot's bytes; the
- * notebook widget a source reading from its kernel), as if dropped; `live` follows it. */
-export function openEmbedded(source, label, live = false) {
-  return openFolder(source, label, live);
+ * notebook widget a source reading from its kernel), as if dropped; `live` follows it, `run` is
+ * shown first (else the latest written). */
+export function openEmbedded(source, label, live = false, run = null) {
+  return openFolder(source, label, live, run);
 }
 const asked = new URLSearchParams(location.search).get("store");
 if (asked) openUrl(asked, new URLSearchParams(location.search).get("live") === "1"); // &live=1: follow it (notebooks' live view)

@@ -38,7 +38,7 @@ PAGE = _HERE / "page.html.gz"
 #: refuses messages over 10 MiB by default).
 MESSAGE_BYTES = 4 << 20
 #: The view asks in chunks of this size (src/report/widget-entry.js CHUNK).
-CHUNK = 1 << 20
+CHUNK = 256 << 10
 #: The most bytes one read may ask for.
 MAX_RANGE = 16 << 20
 #: Files at most this big are sent whole with their size.

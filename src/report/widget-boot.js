@@ -35,7 +35,7 @@ async function statusSays(text, ms = 60000) {
 async function showStore(init) {
   setKernelChannel(ask);
   document.body.dataset.mode = "store";
-  await openEmbedded(kernelSource(), init.store, Boolean(init.live));
+  await openEmbedded(kernelSource(), init.store, Boolean(init.live), init.run || null);
   const error = document.getElementById("error").textContent;
   if (error) throw new Error(error);
   const select = document.getElementById("run");

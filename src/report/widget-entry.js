@@ -27,12 +27,12 @@ function embeddedBytes(id) {
 const wasm = await init({ module_or_path: embeddedBytes("somatize-wasm") });
 
 /** Bytes asked of the kernel at a time are whole chunks of this size. */
-export const CHUNK = 1 << 20;
+export const CHUNK = 256 << 10;
 /** Bytes of chunks kept before the least recently used are dropped. */
 export const CACHE_BYTES = 256 << 20;
 /** Files this small come whole with their size (one round trip instead of two). */
 const SMALL = 256 << 10;
-/** Chunks read ahead after a missing one (an index is read front to back). */
+/** Chunks read ahead after a missing one that follows one already here (an index is read front to back). */
 const AHEAD = 3;
 
 class Pending extends Error {}
@@ -97,7 +97,9 @@ export function kernelSource() {
       out.set(c.subarray(a - from, b - from), a - offset);
     }
     if (missing >= 0) {
-      const last = Math.min(Math.ceil(total / CHUNK), Math.max(Math.ceil(end / CHUNK), missing + 1 + AHEAD));
+      // Read ahead only when reading on from the chunk before (a scan), not for a blob here and there.
+      const ahead = missing > 0 && chunks.has(`${path}\n${missing - 1}`) ? AHEAD : 0;
+      const last = Math.min(Math.ceil(total / CHUNK), Math.max(Math.ceil(end / CHUNK), missing + 1 + ahead));
       const from = missing * CHUNK;
       need(`range\n${path}\n${missing}`, { op: "range", path, offset: from, length: Math.min(total, last * CHUNK) - from });
     }

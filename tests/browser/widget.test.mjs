@@ -6,48 +6,17 @@
 // the demo store only through those messages, and draws what the CLI answers.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync, spawn } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
-import { launch, openPage, root, serve, shots } from "./harness.mjs";
+import { launch, root, serve, shots } from "./harness.mjs";
 import { binary, checkViews, demoStore, json, tracesOf } from "./report-fixture.mjs";
+import { rendered, writeHost } from "./widget-host.mjs";
 
-const python = process.env.SOMATIZE_PYTHON ?? join(process.env.HOME, ".cache/somatize/torch-venv/bin/python");
-let browser, server, store, dir;
+let browser, server, store;
 
 before(async () => {
-  ({ dir, store } = demoStore("widget"));
-  mkdirSync(join(root, "target/widget-test"), { recursive: true });
-  // The widget's page, as `scripts/build-widget.sh` writes it for the wheel (here beside the
-  // test: the Python side finds the binary's own when the package has none).
-  writeFileSync(join(root, "target/widget-test/host.html"), `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>widget host</title></head>
-<body><div id="cell"></div>
-<script type="module">
-import widget from "/python/somatize/_widget/widget.js";
-const handlers = new Set();
-const model = {
-  state: {},
-  get(k) { return this.state[k]; },
-  on(ev, f) { if (ev === "msg:custom") handlers.add(f); },
-  off(ev, f) { handlers.delete(f); },
-  send(content, callbacks, buffers) { window.toKernel(JSON.stringify(content)); },
-};
-window.fromKernel = (content, b64s) => {
-  const buffers = b64s.map((b) => {
-    const bin = atob(b);
-    const u = new Uint8Array(bin.length);
-    for (let i = 0; i < bin.length; i++) u[i] = bin.charCodeAt(i);
-    return new DataView(u.buffer);
-  });
-  for (const h of [...handlers]) h(content, buffers);
-};
-window.start = (state) => {
-  model.state = state;
-  return widget.render({ model, el: document.getElementById("cell") }).then(() => true);
-};
-</script></body></html>`);
+  ({ store } = demoStore("widget"));
+  writeHost();
   server = await serve();
   browser = await launch();
 });
@@ -56,54 +25,11 @@ after(async () => {
   server?.server.close();
 });
 
-/** The widget's kernel side for `args`, and a page rendering the widget against it. */
-async function rendered(args) {
-  const kernel = spawn(python, [join(root, "tests/browser/widget_kernel.py"), join(root, "python"), ...args], {
-    cwd: root, stdio: ["pipe", "pipe", "inherit"], env: { ...process.env, SOMATIZE_BIN: binary() },
-  });
-  const lines = createInterface({ input: kernel.stdout });
-  const { page, seen } = await openPage(browser, `${server.origin}/target/widget-test/host.html`);
-  const messages = { toKernel: 0, fromKernel: 0, bytes: 0 };
-  await page.exposeFunction("toKernel", (text) => {
-    messages.toKernel += 1;
-    kernel.stdin.write(`${JSON.stringify({ content: JSON.parse(text) })}\n`);
-  });
-  let state;
-  const figures = [];
-  let delivered = Promise.resolve();
-  const gotState = new Promise((ok) => {
-    lines.on("line", (line) => {
-      const msg = JSON.parse(line);
-      if (msg.state) return ok((state = msg.state));
-      if (msg.figure) return figures.push(msg.figure);
-      messages.fromKernel += 1;
-      messages.bytes += msg.buffers.reduce((n, b) => n + (b.length * 3) / 4, 0);
-      // In order, as a comm delivers them.
-      delivered = delivered.then(() => page.evaluate(([c, b]) => window.fromKernel(c, b), [msg.content, msg.buffers]));
-    });
-  });
-  await gotState;
-  await page.waitForFunction(() => typeof window.start === "function");
-  const t0 = Date.now();
-  await page.evaluate((s) => window.start(s), state);
-  const frame = await (await page.waitForSelector("iframe.somatize-widget")).contentFrame();
-  await frame.waitForFunction(() => ["ready", "failed"].includes(document.body.dataset.widget), null, { timeout: 60000 });
-  return {
-    page, frame, seen, kernel, messages, t0, figures,
-    send: (obj) => kernel.stdin.write(`${JSON.stringify(obj)}\n`),
-    close: async () => {
-      kernel.stdin.end();
-      await new Promise((ok) => (kernel.exitCode !== null ? ok() : kernel.on("exit", ok)));
-      await page.close();
-    },
-  };
-}
-
 /** Wait until the frame's verdict was judged (the store view's answer people read first). */
 const judged = (frame) => frame.waitForFunction(() => Number(document.getElementById("verdict")?.dataset.judged ?? 0) >= 1, null, { timeout: 60000 });
 
 test("show(store) draws the demo store's runs, verdict and figures as the CLI answers, reading through the kernel", async () => {
-  const w = await rendered(["show", store]);
+  const w = await rendered(browser, server, ["show", store]);
   try {
     assert.equal(await w.frame.textContent("#error"), "");
     await judged(w.frame);
@@ -132,7 +58,7 @@ test("show(store) draws the demo store's runs, verdict and figures as the CLI an
 });
 
 test("show(store, run) opens that run, and a read the kernel refuses is said in the cell", async () => {
-  const w = await rendered(["show", store, "vanishing"]);
+  const w = await rendered(browser, server, ["show", store, "vanishing"]);
   try {
     await judged(w.frame);
     assert.equal(await w.frame.inputValue("#run"), "vanishing");
@@ -141,7 +67,7 @@ test("show(store, run) opens that run, and a read the kernel refuses is said in 
   } finally {
     await w.close();
   }
-  const bad = await rendered(["show", store, "nope"]);
+  const bad = await rendered(browser, server, ["show", store, "nope"]);
   try {
     assert.equal(await bad.frame.evaluate(() => document.body.dataset.widget), "failed");
     await bad.page.waitForFunction(() => document.querySelector("#cell")?.dataset.somatize === "failed");
@@ -152,7 +78,7 @@ test("show(store, run) opens that run, and a read the kernel refuses is said in 
 });
 
 test("show(store, live=True) follows a run that grows while shown", async () => {
-  const w = await rendered(["show", store, "--live"]);
+  const w = await rendered(browser, server, ["show", store, "--live"]);
   try {
     await judged(w.frame);
     assert.equal(await w.frame.isChecked("#live"), true);
@@ -175,7 +101,7 @@ test("show(store, live=True) follows a run that grows while shown", async () => 
 });
 
 test("Live's widget draws the rows pushed to it as Live.figure() (the CLI's progress) draws them", async () => {
-  const w = await rendered(["live", "Progress of run x", "3"]);
+  const w = await rendered(browser, server, ["live", "Progress of run x", "3"]);
   try {
     const fact = (n) => [{ node: "fc", kind: "Linear", began_us: 0, took_us: 100 + n },
       { node: "loss", kind: "loss", value: 1 / (n + 1), ...(n === 7 ? { error: "boom" } : {}) }];

@@ -139,15 +139,15 @@ def test_show_answers_reads_inside_the_store_only(tmp_path):
     sent.clear()
     view._on_msg(view, {"type": "somatize.read", "id": 9, "asks": [{"op": "list", "path": "link"}]}, [])
     assert "out of the store" in sent[0][0]["error"]
-    # A range is sent in chunks of 1 MiB, messages of at most 4 MiB of buffers.
+    # A range is sent in chunks of 256 KiB, messages of at most 4 MiB of buffers.
     big = tmp_path / "s" / "runs" / "big.bin"
     big.write_bytes(bytes(range(256)) * (9 * 4096 + 17))  # 9 MiB and a bit
     sent.clear()
     view._on_msg(view, {"type": "somatize.read", "id": 10, "asks": [
         {"op": "range", "path": "runs/big.bin", "offset": 0, "length": 16 << 20}]}, [])
-    assert [len(b) for _, bs in sent for b in bs] == [1 << 20] * 9 + [256 * 17]
+    assert [len(b) for _, bs in sent for b in bs] == [256 << 10] * 36 + [256 * 17]
     assert all(sum(len(b) for b in bs) <= widget.MESSAGE_BYTES for _, bs in sent)
-    assert [c["done"] for c, _ in sent] == [False, False, True]
+    assert [c["done"] for c, _ in sent] == [False] * 9 + [True]
     assert b"".join(bytes(b) for _, bs in sent for b in bs) == big.read_bytes()
     with pytest.raises(ValueError, match="not a somatize store"):
         somatize.show(tmp_path)
