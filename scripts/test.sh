@@ -134,6 +134,8 @@ verdict_bench() {
 layer verdict verdict_bench
 step "build the npm package"
 scripts/build-wasm.sh
+# The notebook widget's page, into the Python package before the python layer installs it.
+SOMATIZE_BIN="$PWD/target/release/somatize" scripts/build-widget.sh
 layer wasm-node wasm_tests
 layer wasm-chromium wasm_tests_in_chromium
 layer node node --test --test-timeout=600000 tests/node/
