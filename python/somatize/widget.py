@@ -43,6 +43,8 @@ CHUNK = 256 << 10
 MAX_RANGE = 16 << 20
 #: Files at most this big are sent whole with their size.
 SMALL = 256 << 10
+#: Bytes of small files sent along with a listing of their folder.
+LIST_BYTES = 1 << 20
 #: The longest error text a Live row keeps (as the Rust tally).
 MAX_ERROR = 240
 
@@ -103,7 +105,22 @@ class _Folder:
         p = self.path(rel)
         if op == "list":
             names = sorted(os.listdir(p)) if p.is_dir() else None
-            return [({"op": "list", "path": rel, "names": names}, None)]
+            out = [({"op": "list", "path": rel, "names": names}, None)]
+            # The files listed come with their sizes, and the small ones whole (up to
+            # LIST_BYTES): what opening a store asks next, without a round trip for each.
+            budget = LIST_BYTES
+            for name in names or []:
+                child = p / name
+                if not child.is_file() or child.is_symlink():
+                    continue
+                size = child.stat().st_size
+                data = None
+                if size <= SMALL and size <= budget:
+                    data = child.read_bytes()[:size]
+                    budget -= len(data)
+                path = f"{rel.rstrip('/')}/{name}" if rel.strip("/") else name
+                out.append(({"op": "stat", "path": path, "size": len(data) if data is not None else size}, data))
+            return out
         if op == "stat":
             if not p.is_file():
                 return [({"op": "stat", "path": rel, "size": None}, None)]

@@ -127,8 +127,11 @@ def test_show_answers_reads_inside_the_store_only(tmp_path):
         {"op": "stat", "path": "nope"}]}, [])
     (content, buffers), = sent
     assert content["id"] == 7 and content["done"]
-    listed, stat, missing = content["answers"]
+    listed, *along, stat, missing = content["answers"]
     assert "runs" in listed["names"] and "somatize-store.json" in listed["names"]
+    # The listing brings its files' sizes, and the small ones' bytes.
+    assert sorted(a["path"] for a in along) == ["listing.jsonl", "somatize-store.json"]
+    assert all(bytes(buffers[a["buffer"]]) == (tmp_path / "s" / a["path"]).read_bytes() for a in along)
     assert bytes(buffers[stat["buffer"]]) == (tmp_path / "s" / "somatize-store.json").read_bytes()
     assert missing["size"] is None
     for bad in ["../x", "/etc/passwd", "runs/../../x"]:
