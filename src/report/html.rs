@@ -27,8 +27,9 @@ const REPORT_CSS: &str = "#drop, #open-title { display: none; }\n";
 const WIDGET_BOOT: &str = include_str!("widget-boot.js");
 /// The package entry of the notebook widget: a store's bytes come from the kernel.
 const WIDGET_ENTRY: &str = include_str!("widget-entry.js");
-/// The widget shows the store its kernel reads: no pickers, no drop zone, no spec box.
-const WIDGET_CSS: &str = "#drop, #open-title, header, .skip, section[aria-labelledby=\"spec-title\"] { display: none; }\nbody[data-mode=\"live\"] main > section { display: none; }\n";
+/// The widget shows the store its kernel reads: no pickers, no drop zone, no spec box; in a
+/// narrow cell the thresholds go under the verdict rather than beside it.
+const WIDGET_CSS: &str = "#drop, #open-title, header, .skip, section[aria-labelledby=\"spec-title\"] { display: none; }\nbody[data-mode=\"live\"] main > section { display: none; }\n@media (max-width: 1100px) { .verdict-layout { grid-template-columns: minmax(0, 1fr); } }\n";
 
 /// What the page is inlined for: a report of one run, or the notebook widget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -76,8 +76,9 @@ test("JupyterLab runs examples/notebook.ipynb and the somatize.show widget rende
   const flags = await frame.evaluate(() => [...document.querySelectorAll("#flags-table tbody tr")].map((tr) => tr.children[1].textContent));
   assert.ok(flags.some((f) => f.startsWith("VANISHING")), `the vanishing run raises VANISHING: ${flags}`);
   // The screenshot: the verdict inside the widget (JupyterLab's news question dismissed).
-  await page.locator("button:has-text('No')").click({ timeout: 2000 }).catch(() => {});
-  await frame.locator("#verdict-section").scrollIntoViewIfNeeded();
+  await page.getByRole("button", { name: "No", exact: true }).click({ timeout: 2000 }).catch(() => {});
+  await page.evaluate(() => window.jupyterapp.commands.execute("application:toggle-left-area"));
+  await frame.evaluate(() => document.getElementById("store-title").scrollIntoView({ block: "start" }));
   await page.waitForTimeout(500);
   await page.screenshot({ path: join(shots, "jupyterlab-widget.png") });
   // Nothing left 127.0.0.1: no CDN, no network.
