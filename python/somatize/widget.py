@@ -25,6 +25,7 @@ import os
 import subprocess
 import tempfile
 import threading
+import time
 from array import array
 from pathlib import Path
 
@@ -45,6 +46,8 @@ MAX_RANGE = 16 << 20
 SMALL = 256 << 10
 #: Bytes of small files sent along with a listing of their folder.
 LIST_BYTES = 1 << 20
+#: The least time between two pushes of a Live's rows to its widgets (seconds).
+PUSH_EVERY_S = 0.1
 #: The longest error text a Live row keeps (as the Rust tally).
 MAX_ERROR = 240
 
@@ -303,6 +306,7 @@ class Live:
         self._widgets = []
         self._lock = threading.Lock()
         self._timer = None
+        self._pushed = 0.0  # time.monotonic() of the last push
 
     # -- tallying ---------------------------------------------------------------------
 
@@ -341,7 +345,7 @@ class Live:
                                float(took_us), float(flags)))
             self._next = int(forward) + 1
             due = len(self._rows) // 4 - self._sent
-        if self._widgets and due >= self.every:
+        if self._widgets and due >= self.every and time.monotonic() - self._pushed >= PUSH_EVERY_S:
             self._push()
         elif self._widgets:
             self._later()
@@ -415,6 +419,7 @@ class Live:
     def _push(self):
         start = self._sent
         end, packed, errors = self._packed(start)
+        self._pushed = time.monotonic()
         if not packed:
             return
         for w in list(self._widgets):
@@ -422,10 +427,11 @@ class Live:
         self._sent = end
 
     def _later(self):
-        """Send what is due in 0.2 s (the last rows of a run arrive however `every` falls)."""
+        """Send what is due in PUSH_EVERY_S (the last rows of a run arrive however `every`
+        falls, and a fast run is sent at most 1 / PUSH_EVERY_S messages a second)."""
         if self._timer is not None and self._timer.is_alive():
             return
-        self._timer = threading.Timer(0.2, self._push)
+        self._timer = threading.Timer(PUSH_EVERY_S, self._push)
         self._timer.daemon = True
         self._timer.start()
 

@@ -49,7 +49,7 @@ async function showStore(init) {
   up({ somatize: "shown", what: "store" });
 }
 
-/** Live: rows of numbers per forward arrive; the figure is redrawn at most every `every` ms. */
+/** Live: rows of numbers per forward arrive; the figure is redrawn at most twice a second. */
 function showLive(init) {
   document.body.dataset.mode = "live";
   const box = document.createElement("div");
@@ -70,7 +70,7 @@ function showLive(init) {
       drawing.then(() => {
         box.dataset.forwards = String(live.seen().forwards);
       });
-    }, 250);
+    }, 500);
   };
   window.somatizeLive = live; // for tests: what has arrived
   redraw();
