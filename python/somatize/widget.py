@@ -46,6 +46,9 @@ MAX_RANGE = 16 << 20
 SMALL = 256 << 10
 #: Bytes of small files sent along with a listing of their folder.
 LIST_BYTES = 1 << 20
+#: How deep below a folder listed its folders are listed too, and the most answers a listing brings.
+LIST_DEPTH = 3
+LIST_ENTRIES = 2000
 #: The least time between two pushes of a Live's rows to its widgets (seconds).
 PUSH_EVERY_S = 0.1
 #: The longest error text a Live row keeps (as the Rust tally).
@@ -109,20 +112,30 @@ class _Folder:
         if op == "list":
             names = sorted(os.listdir(p)) if p.is_dir() else None
             out = [({"op": "list", "path": rel, "names": names}, None)]
-            # The files listed come with their sizes, and the small ones whole (up to
-            # LIST_BYTES): what opening a store asks next, without a round trip for each.
-            budget = LIST_BYTES
-            for name in names or []:
-                child = p / name
-                if not child.is_file() or child.is_symlink():
-                    continue
-                size = child.stat().st_size
-                data = None
-                if size <= SMALL and size <= budget:
-                    data = child.read_bytes()[:size]
-                    budget -= len(data)
-                path = f"{rel.rstrip('/')}/{name}" if rel.strip("/") else name
-                out.append(({"op": "stat", "path": path, "size": len(data) if data is not None else size}, data))
+            # What opening a store asks next, without a round trip for each: the folders below
+            # (LIST_DEPTH deep) listed, their files' sizes, and the small files whole (up to
+            # LIST_BYTES in all).
+            budget = [LIST_BYTES]
+            todo = [(p, rel.strip("/"), names or [], 0)]
+            while todo:
+                folder, frel, listed, depth = todo.pop(0)
+                for name in listed:
+                    child = folder / name
+                    if child.is_symlink():
+                        continue
+                    path = f"{frel}/{name}" if frel else name
+                    if child.is_dir() and depth + 1 < LIST_DEPTH and len(out) < LIST_ENTRIES:
+                        below = sorted(os.listdir(child))
+                        out.append(({"op": "list", "path": path, "names": below}, None))
+                        todo.append((child, path, below, depth + 1))
+                    elif child.is_file() and len(out) < LIST_ENTRIES:
+                        size = child.stat().st_size
+                        data = None
+                        if size <= SMALL and size <= budget[0]:
+                            data = child.read_bytes()[:size]
+                            budget[0] -= len(data)
+                            size = len(data)
+                        out.append(({"op": "stat", "path": path, "size": size}, data))
             return out
         if op == "stat":
             if not p.is_file():

@@ -120,7 +120,7 @@ export function kernelSource() {
     /** Ask the kernel for everything missing, in one round trip. */
     async resolvePending() {
       if (!channel) throw new Error("no kernel: the widget's channel is not open");
-      const asks = [...pending.values()];
+      const asks = merged([...pending.values()]);
       pending.clear();
       counts.asks += asks.length;
       counts.roundTrips += 1;
@@ -165,6 +165,27 @@ export function kernelSource() {
     }
     if (bytes.length === 0) keep(path, offset / CHUNK, new Uint8Array(0));
   }
+}
+
+/** Asks with the ranges of one file merged: each chunk asked once, neighbours in one range. */
+function merged(asks) {
+  const out = asks.filter((a) => a.op !== "range");
+  const byPath = new Map();
+  for (const a of asks.filter((a) => a.op === "range")) {
+    const set = byPath.get(a.path) ?? new Set();
+    for (let at = a.offset; at < a.offset + a.length; at += CHUNK) set.add(at / CHUNK);
+    byPath.set(a.path, set);
+  }
+  for (const [path, set] of byPath) {
+    const idx = [...set].sort((x, y) => x - y);
+    for (let i = 0; i < idx.length;) {
+      let j = i;
+      while (j + 1 < idx.length && idx[j + 1] === idx[j] + 1) j++;
+      out.push({ op: "range", path, offset: idx[i] * CHUNK, length: (idx[j] - idx[i] + 1) * CHUNK });
+      i = j + 1;
+    }
+  }
+  return out;
 }
 
 /** Run `f` against a source; what it needed from the kernel is asked for and `f` run again. */

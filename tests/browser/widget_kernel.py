@@ -11,6 +11,7 @@ In: {"content": …} (a message from the widget's module) or, for `live`, {"row"
 
 import base64
 import json
+import os
 import sys
 import threading
 
@@ -43,6 +44,8 @@ out({"state": {k: getattr(view, k) for k in ("mode", "store", "run", "live", "ti
 for line in sys.stdin:
     msg = json.loads(line)
     if "content" in msg:
+        if os.environ.get("SOMATIZE_WIDGET_DEBUG"):  # what the view asks, on stderr
+            print(json.dumps(msg["content"])[:300], file=sys.stderr, flush=True)
         view._on_msg(view, msg["content"], [])
     elif "facts" in msg:
         live(msg["facts"])

@@ -3,6 +3,7 @@ notebook widgets of somatize.widget (their kernel side; the browser side is
 tests/browser/widget.test.mjs)."""
 
 import json
+import os
 import subprocess
 from array import array
 
@@ -129,9 +130,11 @@ def test_show_answers_reads_inside_the_store_only(tmp_path):
     assert content["id"] == 7 and content["done"]
     listed, *along, stat, missing = content["answers"]
     assert "runs" in listed["names"] and "somatize-store.json" in listed["names"]
-    # The listing brings its files' sizes, and the small ones' bytes.
-    assert sorted(a["path"] for a in along) == ["listing.jsonl", "somatize-store.json"]
-    assert all(bytes(buffers[a["buffer"]]) == (tmp_path / "s" / a["path"]).read_bytes() for a in along)
+    # The listing brings the folders below listed, its files' sizes and the small ones' bytes.
+    files = [a for a in along if a["op"] == "stat"]
+    assert {"listing.jsonl", "somatize-store.json"} <= {a["path"] for a in files}
+    assert all(bytes(buffers[a["buffer"]]) == (tmp_path / "s" / a["path"]).read_bytes() for a in files)
+    assert [(a["path"], a["names"]) for a in along if a["op"] == "list"][:2] == [("runs", ["r"]), ("runs/r", sorted(os.listdir(tmp_path / "s" / "runs" / "r")))]
     assert bytes(buffers[stat["buffer"]]) == (tmp_path / "s" / "somatize-store.json").read_bytes()
     assert missing["size"] is None
     for bad in ["../x", "/etc/passwd", "runs/../../x"]:
