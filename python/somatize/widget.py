@@ -188,6 +188,8 @@ def _widget_classes():
         title = traitlets.Unicode("").tag(sync=True)
         smooth = traitlets.Int(0).tag(sync=True)
         height = traitlets.Int(900).tag(sync=True)
+        #: Seconds a read waits for the kernel before the view says it did not answer.
+        timeout = traitlets.Float(120.0).tag(sync=True)
 
         def __init__(self, **kw):
             super().__init__(**kw)
@@ -263,14 +265,15 @@ def __getattr__(name):
     raise AttributeError(f"module 'somatize.widget' has no attribute {name!r}")
 
 
-def show(store, run=None, *, live=False, height=900):
+def show(store, run=None, *, live=False, height=900, timeout=120):
     """The store view of ``store`` (a folder) in the cell: every run with its health, the chosen
     run's verdict first (``run``, else the latest written), its figures, thresholds to edit.
-    ``live=True`` follows it while it is written."""
+    ``live=True`` follows it while it is written; a read the kernel has not answered in
+    ``timeout`` seconds (a kernel restarted under the view) is said in the cell."""
     StoreView, _ = _classes_or_raise()
     folder = _Folder(store)
     return StoreView(folder, store=Path(store).name or str(store), run=run or "",
-                     live=bool(live), height=int(height))
+                     live=bool(live), height=int(height), timeout=float(timeout))
 
 
 def _number(x):

@@ -47,6 +47,7 @@ export async function rendered(browser, server, args) {
   const kernel = spawn(python, [join(root, "tests/browser/widget_kernel.py"), join(root, "python"), ...args], {
     cwd: root, stdio: ["pipe", "pipe", "inherit"], env: { ...process.env, SOMATIZE_BIN: binary() },
   });
+  kernel.stdin.on("error", () => {}); // a kernel killed by a test: what is sent to it is lost
   // The kernel's first line (its state) may come before the page is open: listened to at once.
   const lines = createInterface({ input: kernel.stdout });
   const early = [];
@@ -85,7 +86,7 @@ export async function rendered(browser, server, args) {
     send: (obj) => kernel.stdin.write(`${JSON.stringify(obj)}\n`),
     close: async () => {
       kernel.stdin.end();
-      await new Promise((ok) => (kernel.exitCode !== null ? ok() : kernel.on("exit", ok)));
+      await new Promise((ok) => (kernel.exitCode !== null || kernel.signalCode !== null ? ok() : kernel.on("exit", ok)));
       await page.close();
     },
   };

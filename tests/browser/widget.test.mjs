@@ -124,3 +124,16 @@ test("Live's widget draws the rows pushed to it as Live.figure() (the CLI's prog
     await w.close();
   }
 });
+
+test("a kernel gone under the view (restarted): a read it never answers is said in the view", async () => {
+  const w = await rendered(browser, server, ["show", store, "healthy", "--timeout=3"]);
+  try {
+    await judged(w.frame);
+    w.kernel.kill("SIGKILL");
+    await new Promise((ok) => (w.kernel.exitCode !== null || w.kernel.signalCode !== null ? ok() : w.kernel.on("exit", ok)));
+    await w.frame.selectOption("#run", "vanishing"); // its blobs were never read: asked of the dead kernel
+    await w.frame.waitForFunction(() => document.body.textContent.includes("the kernel did not answer"), null, { timeout: 30000 });
+  } finally {
+    await w.close();
+  }
+});

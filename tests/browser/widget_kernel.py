@@ -2,7 +2,7 @@
 the real ``somatize.show`` / ``somatize.Live`` widget objects, their custom messages carried as
 JSON lines over stdin/stdout (buffers in base64) instead of a Jupyter comm.
 
-    python widget_kernel.py show STORE [RUN] [--live]
+    python widget_kernel.py show STORE [RUN] [--live] [--timeout=SECONDS]
     python widget_kernel.py live TITLE SMOOTH    (then stdin lines {"forward": …} feed the Live)
 
 First line out: {"state": {…}} (the model's traits); then {"content", "buffers"} per message.
@@ -33,14 +33,15 @@ def sender(content, buffers=None):
 
 mode = sys.argv[1]
 if mode == "show":
-    view = somatize.show(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 and sys.argv[3] != "--live" else None,
-                         live="--live" in sys.argv)
+    timeout = next((float(a.split("=", 1)[1]) for a in sys.argv if a.startswith("--timeout=")), 120)
+    run = sys.argv[3] if len(sys.argv) > 3 and not sys.argv[3].startswith("--") else None
+    view = somatize.show(sys.argv[2], run, live="--live" in sys.argv, timeout=timeout)
     live = None
 else:
     live = somatize.Live(title=sys.argv[2], smooth=int(sys.argv[3]))
     view = live.widget()
 view.send = sender
-out({"state": {k: getattr(view, k) for k in ("mode", "store", "run", "live", "title", "smooth", "height")}})
+out({"state": {k: getattr(view, k) for k in ("mode", "store", "run", "live", "title", "smooth", "height", "timeout")}})
 for line in sys.stdin:
     msg = json.loads(line)
     if "content" in msg:

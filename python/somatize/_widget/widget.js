@@ -19,8 +19,10 @@ function bytesOf(b) {
   throw new Error("the kernel sent a buffer that is not bytes");
 }
 
-/** How long a read may wait for the kernel (a kernel restarted or gone never answers). */
+/** How long a read may wait for the kernel by default (a kernel restarted or gone never
+ * answers); the model's `timeout` (seconds) sets it. */
 const ASK_TIMEOUT_MS = 120000;
+const askTimeout = (model) => (Number(model.get("timeout")) > 0 ? Number(model.get("timeout")) * 1000 : ASK_TIMEOUT_MS);
 
 let pageText = null; // Promise of the page's HTML, asked once per notebook window
 
@@ -28,7 +30,7 @@ let pageText = null; // Promise of the page's HTML, asked once per notebook wind
 function page(model, listen) {
   pageText ??= new Promise((resolve, reject) => {
     const parts = [];
-    const timer = setTimeout(() => reject(new Error("the kernel did not send the somatize page")), ASK_TIMEOUT_MS);
+    const timer = setTimeout(() => reject(new Error("the kernel did not send the somatize page")), askTimeout(model));
     const off = listen((msg, buffers) => {
       if (msg?.type !== "somatize.page") return;
       if (msg.error) {
@@ -120,7 +122,7 @@ async function render({ model, el }) {
       const timer = setTimeout(() => {
         asks.delete(id);
         frame.contentWindow?.postMessage({ somatize: "answers", id: data.id, error: "the kernel did not answer (was it restarted? run the cell again)" }, "*");
-      }, ASK_TIMEOUT_MS);
+      }, askTimeout(model));
       asks.set(id, { frameId: data.id, answers: [], timer });
       model.send({ type: "somatize.read", id, asks: data.asks });
     } else if (data.somatize === "shown") {
