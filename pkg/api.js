@@ -20,6 +20,7 @@ export {
   tensorStats,
   tensorKeys,
   thresholdsAsDict,
+  Live,
 } from "./wasm/somatize.js";
 // The seeds' functions over a store (runs(store), diagnose(store, {run}), …) and Thresholds.
 export * from "./seeds.js";

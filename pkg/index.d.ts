@@ -565,3 +565,17 @@ export function alerts(store: Store, options: JudgeOptions): Promise<Alert[]>;
 export function profile(store: Store, options: JudgeOptions & { of?: string }): Promise<Figure>;
 export function flags(store: Store, options: JudgeOptions): Promise<Figure>;
 export function overlaid(store: Store, options: JudgeOptions): Promise<Figure>;
+
+/** A run drawn while it happens (the seed's Live): one compact row per forward, the figure
+ * `progress` draws. `packed` rows are four numbers each: forward, value, took_us, flags (1: has a
+ * value, 2: broke); `errors` maps a packed row's index to its error text. */
+export class Live {
+  constructor(options?: { title?: string; smooth?: number; of?: string; cap?: number });
+  push(row: { forward: number; value?: number | null; took_us?: number; broke?: boolean; error?: string | null }): void;
+  pushRows(packed: Float64Array, errors?: Record<number, string> | null): number;
+  entry(line: IndexRow): void;
+  fact(forward: number, fact: Fact): void;
+  figure(): { data: unknown[]; layout: Record<string, unknown> };
+  seen(): { forwards: number; stride: number; held: number };
+  free(): void;
+}

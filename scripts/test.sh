@@ -43,6 +43,8 @@ ensure_venv() {
   "$py" -c 'import torch' 2>/dev/null || "$py" -m pip install -q torch
   "$py" -c 'import numpy, pytest' 2>/dev/null || "$py" -m pip install -q numpy pytest
   [ -x "$SOMATIZE_VENV/bin/maturin" ] || "$py" -m pip install -q "maturin>=1.5,<2"
+  # The notebook widget's tests: a real JupyterLab server and anywidget (somatize.show, Live).
+  "$py" -c 'import jupyterlab, anywidget' 2>/dev/null || "$py" -m pip install -q "jupyterlab>=4,<5" "anywidget>=0.9,<1"
 }
 
 # The Python package installed as a user installs it (`pip install .`: maturin builds the
@@ -140,12 +142,14 @@ verdict_bench() {
 layer verdict verdict_bench
 step "build the npm package"
 scripts/build-wasm.sh
+# The notebook widget's page, into the Python package before the python layer installs it.
+SOMATIZE_BIN="$PWD/target/release/somatize" scripts/build-widget.sh
 layer wasm-node wasm_tests
 layer wasm-chromium wasm_tests_in_chromium
 layer node node --test --test-timeout=600000 tests/node/
 # The example notebook's code cells in one namespace (no Jupyter), with the release binary;
 # its outputs (target/notebook/) are what tests/browser/report-notebook.test.mjs opens.
-layer notebook env SOMATIZE_BIN="$PWD/target/release/somatize" python3 tests/notebook_test.py
+layer notebook env SOMATIZE_BIN="$PWD/target/release/somatize" "$SOMATIZE_VENV/bin/python" tests/notebook_test.py
 layer browser node --test --test-timeout=600000 tests/browser/
 layer python python_tests
 # Every seed item on every surface (tests/conformance/, mapped in docs/seeds.md): the CLI and

@@ -8,7 +8,8 @@ to ``$SOMATIZE_NOTEBOOK_OUT`` (default ``target/notebook/``) as HTML files with 
 
 Run: ``SOMATIZE_BIN=target/release/somatize python3 tests/notebook_test.py`` (the binary defaults
 to this repository's release build, else its debug build). Needs the package built
-(``scripts/build-wasm.sh``). Standard library only.
+(``scripts/build-wasm.sh``). Standard library only; the notebook's ``somatize.show`` cell needs
+anywidget, so it is run with the torch venv's python (scripts/test.sh installs anywidget there).
 """
 
 import ast
@@ -138,6 +139,19 @@ class Notebook(unittest.TestCase):
         listed = {json.loads(line)["run"] for line in listing.splitlines() if line.strip()}
         self.assertIn("vanishing", listed)
         self.assertIsNotNone(value.process.poll(), "the last cell stopped the server")
+
+    def test_the_store_view_is_a_widget_that_reads_the_store_through_the_kernel(self):
+        [value] = [v for _, v, _, _ in self.shown if type(v).__name__ == "StoreView"]
+        self.assertEqual((value.store, value.run, value.live, value.mode), ("demo", "vanishing", False, "store"))
+        bundle = value._repr_mimebundle_()
+        data = bundle[0] if isinstance(bundle, tuple) else bundle
+        self.assertEqual(data["application/vnd.jupyter.widget-view+json"]["model_id"], value.model_id)
+        self.assertIn("export default", value._esm if isinstance(value._esm, str) else Path(value._esm).read_text())
+        sent = []
+        value.send = lambda content, buffers=None: sent.append((content, buffers or []))
+        value._on_msg(value, {"type": "somatize.read", "id": 1, "asks": [{"op": "list", "path": "runs"}]}, [])
+        [(content, _)] = sent
+        self.assertEqual(content["answers"][0]["names"], sorted(r["run"] for r in self.namespace["runs"]))
 
     def test_helper_failures_carry_the_binarys_message(self):
         sn = self.namespace["sn"]

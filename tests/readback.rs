@@ -399,7 +399,7 @@ fn live_fed_a_run_draws_what_progress_draws() {
 }
 
 #[test]
-fn live_memory_is_bounded_and_thinning_matches_progress() {
+fn live_keeps_a_compact_row_per_forward_and_draws_at_most_cap_points() {
     let opts = LiveOptions {
         cap: 64,
         smooth: 10,
@@ -416,9 +416,21 @@ fn live_memory_is_bounded_and_thinning_matches_progress() {
         live.entry(&e);
     }
     let t = live.tally();
-    assert!(t.held() <= 2 * 64, "held {} rows", t.held());
+    // One row per forward (and one per broken forward), each a few numbers: bounded by the
+    // forwards seen, not by what they carried (10 kB of error text each broke).
+    assert_eq!(t.held(), 100_000 + 100);
+    assert_eq!(somatize::readback::live::ROW_BYTES, 32);
+    assert!(
+        t.held_bytes() <= 2 * 100_000 * 32 + 2 * 100 * 24,
+        "held {} bytes",
+        t.held_bytes()
+    );
     let (seen, stride) = t.seen();
     assert_eq!(seen, 100_000);
+    // The smallest power of two drawing fewer than 64 points.
+    assert_eq!(stride, 2048);
+    assert_eq!(t.rows().count(), 49);
+    assert_eq!(t.all_rows().count(), 100_000);
     let xs: Vec<u64> = t.rows().map(|r| r.forward).collect();
     assert!(
         xs.iter().all(|x| x % stride == 0),

@@ -106,8 +106,8 @@ function filterStats() {
 
 // ---- a store ----
 
-async function openStore(source, label, live = false) {
-  await showStore(source, label, { busy, showError, setJudge, live });
+async function openStore(source, label, live = false, run = null) {
+  await showStore(source, label, { busy, showError, setJudge, live, run });
 }
 
 // ---- routing what was opened ----
@@ -126,11 +126,11 @@ async function openFile(file) {
 }
 
 /** Open a folder: a FileList with relative paths, {path, file}[] or a directory handle. */
-async function openFolder(source, label, live = false) {
+async function openFolder(source, label, live = false, run = null) {
   clearError();
   clearViews();
   try {
-    await openStore(source, label, live);
+    await openStore(source, label, live, run);
   } catch (e) {
     showError(label, e);
   }
@@ -248,9 +248,11 @@ $("spec").addEventListener("input", showSpecId);
 showSpecId();
 wireOpen();
 $("stats-filter").addEventListener("input", filterStats);
-/** Open a store the host of this page hands over (`somatize report` embeds a snapshot's bytes), as if dropped. */
-export function openEmbedded(source, label) {
-  return openFolder(source, label);
+/** Open a store the host of this page hands over (`somatize report` embeds a snapshot's bytes; the
+ * notebook widget a source reading from its kernel), as if dropped; `live` follows it, `run` is
+ * shown first (else the latest written). */
+export function openEmbedded(source, label, live = false, run = null) {
+  return openFolder(source, label, live, run);
 }
 const asked = new URLSearchParams(location.search).get("store");
 if (asked) openUrl(asked, new URLSearchParams(location.search).get("live") === "1"); // &live=1: follow it (notebooks' live view)

@@ -170,6 +170,7 @@ export async function showStore(source, label, ctx) {
   showRuns(runs);
   current.runs = runs;
   if (runs.length) $("run").value = String(runs.at(-1).run ?? runs.at(-1).name); // the latest written
+  if (ctx.run && runs.some((r) => String(r.run ?? r.name) === ctx.run)) $("run").value = ctx.run; // the one asked for
   $("store-view").hidden = false;
   $("run").onchange = () => showRun($("run").value);
   if ($("progress-section")) $("progress-section").hidden = false; // a page embedding these modules may have none

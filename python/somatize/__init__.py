@@ -6,6 +6,8 @@
   answered by the installed ``somatize`` command (``--json``), the same answers as the CLI.
 - ``somatize.connect()``: the raw channel of ``somatize record`` (numpy arrays, any framework).
 - ``somatize.notebook``: a run's report or the live page in a notebook cell.
+- ``somatize.show(store)``: the store view as a notebook widget (anywidget), its bytes read by
+  the kernel; ``somatize.Live``: a ``watching=`` target drawing a run as it happens.
 
 Importing the package needs only the standard library; numpy and torch are imported by the
 modules that use them.
@@ -13,7 +15,7 @@ modules that use them.
 
 from ._binary import binary  # noqa: F401
 
-__all__ = ["binary", "connect", "Recorder", "Store"]
+__all__ = ["binary", "connect", "Recorder", "Store", "Live", "show"]
 
 
 def connect(address=None):
@@ -33,4 +35,8 @@ def __getattr__(name):
         from ._recorder import Recorder
 
         return Recorder
+    if name in ("Live", "show"):
+        from . import widget
+
+        return getattr(widget, name)
     raise AttributeError(f"module 'somatize' has no attribute {name!r}")

@@ -1232,14 +1232,20 @@ def _exact(t):
     return dict(zip(("sq", "l1", "absmax", "finite", "nan", "zeros"), out))
 
 
-def watch(model, optimizer=None, store=None, run=None, **kw):
+def watch(model, optimizer=None, store=None, run=None, show=False, **kw):
     """Watch ``model`` (and the updates ``optimizer`` applies) into ``store``/``run``, or into
     the channel of the ``somatize record`` this runs under. See ``Watch`` and the module doc;
     keywords: ``every`` (full summaries every N steps, default 10; 0: never),
     ``keep_tensors_every`` (default 0: never), ``apart`` (pairs of node names, two groups that
     should not see the same thing: their outputs' CKA on full steps, for LEAKAGE),
-    ``writer``, ``channel``, ``durable``."""
-    return Watch(model, optimizer, store, run, **kw)
+    ``writer``, ``channel``, ``durable``; ``show=True`` draws the run under the notebook cell
+    as it trains (a ``somatize.Live`` fed by this watch; ``somatize.widget.watching``)."""
+    w = Watch(model, optimizer, store, run, **kw)
+    if show:
+        from .widget import watching
+
+        watching(w, store, run)
+    return w
 
 
 def probe(model, x, store, *, run=None):

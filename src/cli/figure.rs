@@ -46,7 +46,16 @@ pub struct Args {
     /// The figure.
     kind: Kind,
     /// The store: a folder, or a snapshot .zip.
-    store: PathBuf,
+    #[arg(required_unless_present = "rows")]
+    store: Option<PathBuf>,
+    /// progress only: draw these rows instead of a stored run, one JSON object a line
+    /// `{forward, value, took_us, broke, error}` (`-`: stdin; a value may be "nan", "inf",
+    /// "-inf"): what a Python `somatize.Live` tallied.
+    #[arg(long, conflicts_with_all = ["store", "run"])]
+    rows: Option<PathBuf>,
+    /// progress --rows: the figure's title.
+    #[arg(long, requires = "rows")]
+    title: Option<String>,
     /// The run (needed when the store holds more than one).
     #[arg(long)]
     run: Option<String>,
@@ -94,7 +103,7 @@ fn draw_health(args: &Args, run: String) -> Result<ExitCode, String> {
         _ => H::Profile,
     };
     let over = super::diagnose::Over {
-        store: args.store.clone(),
+        store: args.store.clone().unwrap_or_default(),
         run,
         last: args.last,
     };
@@ -142,8 +151,87 @@ pub fn compare_options(args: &Args) -> Result<crate::figures::compare::CompareFi
     Ok(o)
 }
 
+/// One row of `--rows`.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RowLine {
+    forward: u64,
+    value: Option<serde_json::Value>,
+    #[serde(default)]
+    took_us: u64,
+    #[serde(default)]
+    broke: bool,
+    error: Option<String>,
+}
+
+/// A row's value: a number, or "nan", "inf", "-inf" (JSON has no such numbers).
+fn row_value(v: Option<serde_json::Value>, line: usize) -> Result<Option<f64>, String> {
+    use serde_json::Value;
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => Ok(n.as_f64()),
+        Some(Value::String(s)) => match s.as_str() {
+            "nan" => Ok(Some(f64::NAN)),
+            "inf" => Ok(Some(f64::INFINITY)),
+            "-inf" => Ok(Some(f64::NEG_INFINITY)),
+            _ => Err(format!(
+                "rows line {line}: value {s:?} is not a number, \"nan\", \"inf\" or \"-inf\""
+            )),
+        },
+        Some(other) => Err(format!("rows line {line}: value {other} is not a number")),
+    }
+}
+
+/// `figure progress --rows FILE`: the figure a `Live` given these rows draws.
+fn progress_of_rows(args: &Args, path: &std::path::Path) -> Result<ExitCode, String> {
+    use std::io::BufRead;
+    if args.kind != Kind::Progress {
+        return Err("--rows draws only the progress figure".into());
+    }
+    let reader: Box<dyn BufRead> = if path == std::path::Path::new("-") {
+        Box::new(std::io::stdin().lock())
+    } else {
+        let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        Box::new(std::io::BufReader::new(f))
+    };
+    let mut o = LiveOptions {
+        smooth: args.smooth,
+        ..LiveOptions::default()
+    };
+    if let Some(of) = &args.of {
+        o.of = of.clone();
+    }
+    if let Some(t) = &args.title {
+        o.title = t.clone();
+    }
+    let mut live = crate::readback::Live::new(o);
+    for (i, line) in reader.lines().enumerate() {
+        let line = line.map_err(|e| format!("{}: {e}", path.display()))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let r: RowLine =
+            serde_json::from_str(&line).map_err(|e| format!("rows line {}: {e}", i + 1))?;
+        live.row(crate::readback::ProgressRow {
+            forward: r.forward,
+            value: row_value(r.value, i + 1)?,
+            smoothed: None,
+            took_us: r.took_us,
+            broke: r.broke,
+            error: r.error,
+        });
+    }
+    write(args, &live.figure())
+}
+
 pub fn run(args: Args) -> Result<ExitCode, String> {
-    let store = open(&args.store)?;
+    if let Some(rows) = &args.rows {
+        return progress_of_rows(&args, rows);
+    }
+    let Some(store_path) = &args.store else {
+        return Err("a store is needed (or --rows)".into());
+    };
+    let store = open(store_path)?;
     if args.kind == Kind::Compare {
         let o = compare_options(&args)?;
         let answer = crate::figures::compare::compare(&store, &o).map_err(|e| e.to_string())?;

@@ -1,20 +1,25 @@
 //! `somatize report STORE --run R -o report.html [--last N]`: one self-contained HTML file of a run;
-//! `--runs GLOB` for one file of several runs (the page's run table with their health, to compare).
+//! `--runs GLOB` for one file of several runs (the page's run table with their health, to compare);
+//! `somatize report --widget -o page.html`: the notebook widget's page (no store).
 
-use crate::report::{write_report, ReportOptions};
+use crate::report::{write_report, write_widget_page, ReportOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The store folder (or snapshot .zip).
-    store: PathBuf,
+    #[arg(required_unless_present = "widget")]
+    store: Option<PathBuf>,
     /// The run to show.
-    #[arg(long, required_unless_present = "runs")]
+    #[arg(long, required_unless_present_any = ["runs", "widget"])]
     run: Option<String>,
     /// Every run whose name matches this glob (`*`, `?`), in one file (with --run: that one too).
     #[arg(long)]
     runs: Option<String>,
+    /// Write the notebook widget's page instead (somatize.show ships it; no store).
+    #[arg(long, conflicts_with_all = ["store", "run", "runs", "last"])]
+    widget: bool,
     /// Only the run's last N forwards (a smaller file).
     #[arg(long)]
     last: Option<usize>,
@@ -28,17 +33,25 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<ExitCode, String> {
     let assets = super::assets_dir(args.assets);
+    let Some(store) = args.store.filter(|_| !args.widget) else {
+        let bytes = write_widget_page(&assets, &args.output).map_err(|e| e.to_string())?;
+        eprintln!(
+            "somatize report: the notebook widget's page -> {} ({bytes} bytes)",
+            args.output.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    };
     let mut more = Vec::new();
     if let Some(glob) = &args.runs {
-        let store = super::read::open(&args.store)?;
-        more = store
+        let opened = super::read::open(&store)?;
+        more = opened
             .runs()
             .map_err(|e| e.to_string())?
             .into_iter()
             .filter(|r| crate::health::compare::glob_match(glob, r))
             .collect();
         if more.is_empty() {
-            return Err(format!("{}: no run matches {glob:?}", args.store.display()));
+            return Err(format!("{}: no run matches {glob:?}", store.display()));
         }
     }
     let run = match args.run {
@@ -51,7 +64,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         more,
         last: args.last,
     };
-    let sum = write_report(&args.store, &options, &args.output).map_err(|e| e.to_string())?;
+    let sum = write_report(&store, &options, &args.output).map_err(|e| e.to_string())?;
     eprintln!(
         "somatize report: run {}, {} forwards, {} bytes of snapshot, {} modules -> {} ({} bytes); opens offline",
         options.run,

@@ -87,7 +87,8 @@ pub fn field_title(of: &str) -> String {
 /// Draw a tally: the field, its rolling mean, time per forward (ms, right axis), breaks.
 pub fn draw(t: &Tally) -> Figure {
     let o = &t.options;
-    let xs: Vec<u64> = t.rows().map(|r| r.forward).collect();
+    let rows: Vec<ProgressRow> = t.rows().collect();
+    let xs: Vec<u64> = rows.iter().map(|r| r.forward).collect();
     let (seen, stride) = t.seen();
     let mut title = o.title.clone();
     if stride > 1 {
@@ -104,22 +105,22 @@ pub fn draw(t: &Tally) -> Figure {
         .layout(json!({"legend": {"orientation": "h", "y": -0.2}}))
         .trace(json!({
             "type": "scatter", "mode": "lines", "name": o.of,
-            "x": xs, "y": t.rows().map(|r| r.value.map_or(Value::Null, num)).collect::<Vec<_>>(),
+            "x": xs, "y": rows.iter().map(|r| r.value.map_or(Value::Null, num)).collect::<Vec<_>>(),
             "line": {"color": colour(2), "width": 1},
         }));
     if o.smooth > 0 {
         fig = fig.trace(json!({
             "type": "scatter", "mode": "lines", "name": format!("rolling mean of {}", o.smooth),
-            "x": xs, "y": t.rows().map(|r| r.smoothed.map_or(Value::Null, num)).collect::<Vec<_>>(),
+            "x": xs, "y": rows.iter().map(|r| r.smoothed.map_or(Value::Null, num)).collect::<Vec<_>>(),
             "line": {"color": colour(0), "width": 2},
         }));
     }
     fig = fig.trace(json!({
         "type": "scatter", "mode": "lines", "name": "time per forward", "yaxis": "y2",
-        "x": xs, "y": t.rows().map(|r| num(r.took_us as f64 / 1000.0)).collect::<Vec<_>>(),
+        "x": xs, "y": rows.iter().map(|r| num(r.took_us as f64 / 1000.0)).collect::<Vec<_>>(),
         "line": {"color": colour(1), "width": 1},
     }));
-    let broken: Vec<&ProgressRow> = t.broken().collect();
+    let broken: Vec<ProgressRow> = t.broken().collect();
     if !broken.is_empty() {
         fig = fig
             .layout(json!({"yaxis3": {"overlaying": "y", "range": [0, 1], "visible": false, "fixedrange": true}}))

@@ -1,13 +1,13 @@
-//! `Live`: a run drawn while it happens. A fixed-memory tally that receives forwards (index
-//! lines) or facts as they arrive and gives the same figure `progress` draws from a store.
+//! `Live`: a run drawn while it happens. A tally that receives forwards (index lines) or facts
+//! as they arrive and gives the same figure `progress` draws from a store.
 //!
-//! Memory is bounded, not one row per forward for ever: the tally keeps at most `cap` rows
-//! (default [`DEFAULT_CAP`]); when full it drops every other row and from then on keeps every
-//! 2nd, then every 4th, … forward, so a row is kept for every `stride`-th forward. The rolling
-//! mean is computed over *every* forward as it arrives (a window of at most `cap` numbers), and
-//! broken forwards are kept in a list of their own under the same rule, so a break is never
-//! thinned away until there are more than `cap` of them. `progress` over a stored run feeds
-//! this same tally, so both draw the same picture at any length.
+//! One compact row of numbers per forward is kept, as the seed's Live does (forward, value,
+//! time, whether it broke: 32 bytes, [`ROW_BYTES`]), and nothing else of it: no facts, no
+//! fields, no tensors. Broken forwards keep their error text too (cut to 240 bytes). Drawing is
+//! bounded instead: a figure draws at most `cap` points per line (default [`DEFAULT_CAP`]):
+//! past that, every 2nd, 4th, … forward (the smallest power of two that fits), while the
+//! rolling mean is computed over *every* forward. `progress` over a stored run feeds this same
+//! tally, so both draw the same picture at any length.
 
 use super::curve::value_in_facts;
 use crate::figures::Figure;
@@ -16,12 +16,14 @@ use crate::store::{Fact, IndexEntry};
 use serde::Serialize;
 use std::collections::VecDeque;
 
-/// Rows kept by default before thinning.
+/// Points drawn per line by default before thinning.
 pub const DEFAULT_CAP: usize = 10_000;
 /// The longest error text kept per broken forward.
 const MAX_ERROR: usize = 240;
+/// Bytes held per forward (the compact row).
+pub const ROW_BYTES: usize = std::mem::size_of::<Compact>();
 
-/// What a live view draws and how much it may keep.
+/// What a live view draws and how much it may draw.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LiveOptions {
     /// The figure's title.
@@ -30,7 +32,7 @@ pub struct LiveOptions {
     pub of: String,
     /// The rolling mean's window in forwards; 0 draws only what was measured.
     pub smooth: usize,
-    /// The most rows kept (at least 2); beyond it, rows are thinned as described above.
+    /// The most points drawn per line (at least 2); beyond it, lines are thinned as described above.
     pub cap: usize,
 }
 
@@ -59,49 +61,37 @@ pub struct ProgressRow {
     pub error: Option<String>,
 }
 
-/// Rows thinned to a cap: keeps the arrivals whose ordinal is a multiple of `stride`.
-#[derive(Debug, Clone, PartialEq)]
-struct Thinned {
-    rows: Vec<(u64, ProgressRow)>,
-    seen: u64,
-    stride: u64,
-    cap: usize,
+/// The row kept per forward.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Compact {
+    forward: u64,
+    /// The value; meaningful when `flags & HAS_VALUE`.
+    value: f64,
+    took_us: u64,
+    flags: u8,
 }
 
-impl Thinned {
-    fn new(cap: usize) -> Self {
-        Thinned {
-            rows: Vec::new(),
-            seen: 0,
-            stride: 1,
-            cap: cap.max(2),
-        }
-    }
+const HAS_VALUE: u8 = 1;
+const BROKE: u8 = 2;
 
-    fn push(&mut self, row: ProgressRow) {
-        let ordinal = self.seen;
-        self.seen += 1;
-        if !ordinal.is_multiple_of(self.stride) {
-            return;
-        }
-        self.rows.push((ordinal, row));
-        if self.rows.len() >= self.cap {
-            self.stride = self.stride.saturating_mul(2);
-            let stride = self.stride;
-            self.rows.retain(|(o, _)| o.is_multiple_of(stride));
-        }
+/// The smallest power of two `stride` with `ceil(n / stride) < cap`: every `stride`-th of `n`
+/// rows is drawn. (What keeping rows at a doubling stride while they arrive would keep.)
+fn stride_for(n: usize, cap: usize) -> u64 {
+    let mut stride: u64 = 1;
+    while (n as u64).div_ceil(stride) >= cap as u64 {
+        stride = stride.saturating_mul(2);
     }
+    stride
 }
 
-/// The tally behind `progress` and `Live`: bounded rows, a rolling mean over every forward.
+/// The tally behind `progress` and `Live`: a compact row per forward, a rolling mean over
+/// every forward, drawing thinned to `cap` points per line.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tally {
     pub options: LiveOptions,
-    rows: Thinned,
-    broke: Thinned,
-    window: VecDeque<f64>,
-    sum: f64,
-    since_resum: usize,
+    rows: Vec<Compact>,
+    /// Broken forwards: forward and its error text.
+    broke: Vec<(u64, Option<Box<str>>)>,
 }
 
 impl Tally {
@@ -109,11 +99,8 @@ impl Tally {
     pub fn new(options: LiveOptions) -> Self {
         let cap = options.cap.max(2);
         Tally {
-            rows: Thinned::new(cap),
-            broke: Thinned::new(cap),
-            window: VecDeque::new(),
-            sum: 0.0,
-            since_resum: 0,
+            rows: Vec::new(),
+            broke: Vec::new(),
             options: LiveOptions {
                 smooth: options.smooth.min(cap),
                 cap,
@@ -122,58 +109,137 @@ impl Tally {
         }
     }
 
-    /// Add one forward (its `smoothed` is computed here).
-    pub fn push(&mut self, mut row: ProgressRow) {
-        row.smoothed = self.smooth(row.value);
-        if let Some(e) = &mut row.error {
-            truncate(e, MAX_ERROR);
+    /// Add one forward (its `smoothed` is computed when drawn, over every forward).
+    pub fn push(&mut self, row: ProgressRow) {
+        let mut flags = 0;
+        if row.value.is_some() {
+            flags |= HAS_VALUE;
         }
         if row.broke {
-            self.broke.push(row.clone());
+            flags |= BROKE;
+            let error = row.error.map(|mut e| {
+                truncate(&mut e, MAX_ERROR);
+                e.into_boxed_str()
+            });
+            self.broke.push((row.forward, error));
         }
-        self.rows.push(row);
+        self.rows.push(Compact {
+            forward: row.forward,
+            value: row.value.unwrap_or(0.0),
+            took_us: row.took_us,
+            flags,
+        });
     }
 
-    fn smooth(&mut self, value: Option<f64>) -> Option<f64> {
-        let w = self.options.smooth;
+    /// Take the last forward off again (see [`Live::figure`]).
+    fn pop(&mut self) {
+        if let Some(c) = self.rows.pop() {
+            if c.flags & BROKE != 0 {
+                self.broke.pop();
+            }
+        }
+    }
+
+    /// Every forward's row in order, with its rolling mean (not thinned).
+    pub fn all_rows(&self) -> impl Iterator<Item = ProgressRow> + '_ {
+        let mut mean = Rolling::new(self.options.smooth);
+        self.rows.iter().map(move |c| {
+            let value = (c.flags & HAS_VALUE != 0).then_some(c.value);
+            ProgressRow {
+                forward: c.forward,
+                value,
+                smoothed: mean.push(value),
+                took_us: c.took_us,
+                broke: c.flags & BROKE != 0,
+                error: None,
+            }
+        })
+    }
+
+    /// The rows drawn, in order: every `stride`-th forward (see [`Tally::seen`]).
+    pub fn rows(&self) -> impl Iterator<Item = ProgressRow> + '_ {
+        let stride = self.seen().1;
+        self.all_rows()
+            .enumerate()
+            .filter(move |(i, _)| (*i as u64).is_multiple_of(stride))
+            .map(|(_, r)| r)
+    }
+
+    /// The broken forwards drawn, in order (thinned by the same rule among themselves).
+    pub fn broken(&self) -> impl Iterator<Item = ProgressRow> + '_ {
+        let stride = stride_for(self.broke.len(), self.options.cap);
+        self.broke
+            .iter()
+            .enumerate()
+            .filter(move |(i, _)| (*i as u64).is_multiple_of(stride))
+            .map(|(_, (forward, error))| ProgressRow {
+                forward: *forward,
+                value: None,
+                smoothed: None,
+                took_us: 0,
+                broke: true,
+                error: error.as_deref().map(str::to_string),
+            })
+    }
+
+    /// Forwards seen, and the stride rows are drawn at (1 until there are `cap`).
+    pub fn seen(&self) -> (u64, u64) {
+        (
+            self.rows.len() as u64,
+            stride_for(self.rows.len(), self.options.cap),
+        )
+    }
+
+    /// Rows held now: one per forward, plus one per broken forward.
+    pub fn held(&self) -> usize {
+        self.rows.len() + self.broke.len()
+    }
+
+    /// Bytes held by the rows (capacity included), error texts not counted.
+    pub fn held_bytes(&self) -> usize {
+        self.rows.capacity() * ROW_BYTES
+            + self.broke.capacity() * std::mem::size_of::<(u64, Option<Box<str>>)>()
+    }
+
+    /// The progress figure of what was tallied.
+    pub fn figure(&self) -> Figure {
+        crate::figures::progress::draw(self)
+    }
+}
+
+/// A rolling mean over the last `w` finite values, added up again now and then so that
+/// rounding cannot drift.
+struct Rolling {
+    w: usize,
+    window: VecDeque<f64>,
+    sum: f64,
+    since_resum: usize,
+}
+
+impl Rolling {
+    fn new(w: usize) -> Self {
+        Rolling {
+            w,
+            window: VecDeque::new(),
+            sum: 0.0,
+            since_resum: 0,
+        }
+    }
+
+    fn push(&mut self, value: Option<f64>) -> Option<f64> {
+        let w = self.w;
         let v = value.filter(|v| v.is_finite() && w > 0)?;
         self.window.push_back(v);
         self.sum += v;
         if self.window.len() > w {
             self.sum -= self.window.pop_front().unwrap_or(0.0);
         }
-        // Re-add the window now and then so rounding cannot drift.
         self.since_resum += 1;
         if self.since_resum >= w {
             self.sum = self.window.iter().sum();
             self.since_resum = 0;
         }
         Some(self.sum / self.window.len() as f64)
-    }
-
-    /// The rows kept, in order.
-    pub fn rows(&self) -> impl Iterator<Item = &ProgressRow> {
-        self.rows.rows.iter().map(|(_, r)| r)
-    }
-
-    /// The broken forwards kept, in order.
-    pub fn broken(&self) -> impl Iterator<Item = &ProgressRow> {
-        self.broke.rows.iter().map(|(_, r)| r)
-    }
-
-    /// Forwards seen, and the stride rows are kept at (1 until the cap was reached).
-    pub fn seen(&self) -> (u64, u64) {
-        (self.rows.seen, self.rows.stride)
-    }
-
-    /// Rows held now (never more than the cap).
-    pub fn held(&self) -> usize {
-        self.rows.rows.len() + self.broke.rows.len()
-    }
-
-    /// The progress figure of what was tallied.
-    pub fn figure(&self) -> Figure {
-        crate::figures::progress::draw(self)
     }
 }
 
@@ -268,15 +334,24 @@ impl Live {
     }
 
     /// The progress figure of everything that has arrived, the open forward included.
-    pub fn figure(&self) -> Figure {
+    /// (The open forward is added for the drawing and taken off again: nothing is copied.)
+    pub fn figure(&mut self) -> Figure {
         match &self.open {
             None => self.tally.figure(),
             Some(o) => {
-                let mut t = self.tally.clone();
-                t.push(o.row());
-                t.figure()
+                let row = o.row();
+                self.tally.push(row);
+                let fig = self.tally.figure();
+                self.tally.pop();
+                fig
             }
         }
+    }
+
+    /// Add one forward's row as it is (what a `Live` in another process tallied).
+    pub fn row(&mut self, row: ProgressRow) {
+        self.close();
+        self.tally.push(row);
     }
 
     /// The tally underneath.

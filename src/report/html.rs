@@ -23,6 +23,43 @@ const BOOT: &str = include_str!("boot.js");
 const ENTRY: &str = include_str!("entry.js");
 /// A report shows its own run: the page's pickers are hidden (dropping a file still works).
 const REPORT_CSS: &str = "#drop, #open-title { display: none; }\n";
+/// The notebook widget's boot module: talks to the widget's module in the parent window.
+const WIDGET_BOOT: &str = include_str!("widget-boot.js");
+/// The package entry of the notebook widget: a store's bytes come from the kernel.
+const WIDGET_ENTRY: &str = include_str!("widget-entry.js");
+/// The widget shows the store its kernel reads: no pickers, no drop zone, no spec box; in a
+/// narrow cell the thresholds go under the verdict rather than beside it.
+const WIDGET_CSS: &str = "#drop, #open-title, header, .skip, section[aria-labelledby=\"spec-title\"] { display: none; }\nbody[data-mode=\"live\"] main > section { display: none; }\n@media (max-width: 1100px) { .verdict-layout { grid-template-columns: minmax(0, 1fr); } }\n";
+
+/// What the page is inlined for: a report of one run, or the notebook widget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavour {
+    /// `somatize report`: a run's snapshot embedded.
+    Report,
+    /// `somatize.show`: the store's bytes asked of the kernel.
+    Widget,
+}
+
+impl Flavour {
+    fn entry(self) -> &'static str {
+        match self {
+            Flavour::Report => ENTRY,
+            Flavour::Widget => WIDGET_ENTRY,
+        }
+    }
+    fn boot(self) -> &'static str {
+        match self {
+            Flavour::Report => BOOT,
+            Flavour::Widget => WIDGET_BOOT,
+        }
+    }
+    fn css(self) -> &'static str {
+        match self {
+            Flavour::Report => REPORT_CSS,
+            Flavour::Widget => WIDGET_CSS,
+        }
+    }
+}
 
 /// The head of a report, ready to write, with the hashes its CSP allows.
 pub struct Head {
@@ -105,6 +142,11 @@ fn attr(name: &str, value: &Option<String>) -> String {
 impl Head {
     /// Read the page and inline what its head links.
     pub fn build(assets: &Path) -> Result<Head, ReportError> {
+        Head::build_as(assets, Flavour::Report)
+    }
+
+    /// Read the page and inline what its head links, for `flavour`.
+    pub fn build_as(assets: &Path, flavour: Flavour) -> Result<Head, ReportError> {
         let index = assets.join(PAGE);
         let html = std::fs::read_to_string(&index).map_err(|source| ReportError::Read {
             path: index.clone(),
@@ -140,12 +182,12 @@ impl Head {
                 HeadItem::Csp | HeadItem::Title | HeadItem::Other(_) => {}
             }
         }
-        head.style(REPORT_CSS, String::new());
+        head.style(flavour.css(), String::new());
         let entry = entry.ok_or_else(|| ReportError::Page {
             path: index.clone(),
             why: "no <script type=\"module\" src> to start the page".into(),
         })?;
-        head.link_modules(assets, &entry)?;
+        head.link_modules(assets, &entry, flavour)?;
         Ok(head)
     }
 
@@ -155,10 +197,15 @@ impl Head {
     }
 
     /// The import map of the page's modules (data: URLs, each with its integrity) and the boot.
-    fn link_modules(&mut self, assets: &Path, entry: &str) -> Result<(), ReportError> {
+    fn link_modules(
+        &mut self,
+        assets: &Path,
+        entry: &str,
+        flavour: Flavour,
+    ) -> Result<(), ReportError> {
         let linker = Linker {
             assets,
-            virtuals: &[(REPORT_ENTRY, ENTRY)],
+            virtuals: &[(REPORT_ENTRY, flavour.entry())],
             substitutes: &[(PKG_ENTRY, REPORT_ENTRY)],
         };
         let mut modules = linker.link(entry)?;
@@ -182,7 +229,8 @@ impl Head {
         self.script_hashes.push(sha256_source(map.as_bytes()));
         self.elements
             .push(format!("<script type=\"importmap\">{map}</script>"));
-        let boot = BOOT
+        let boot = flavour
+            .boot()
             .replace("somatize/www/app.js", &key_of(entry))
             .replace("somatize/pkg/report.js", &key_of(REPORT_ENTRY));
         self.script_hashes.push(sha256_source(boot.as_bytes()));
@@ -269,4 +317,36 @@ pub fn write(
         bytes,
         snapshot_bytes,
     })
+}
+
+/// Write the notebook widget's page to `out`: the head, the body and the wasm, no store (its
+/// bytes come from the kernel). The bytes written.
+pub fn write_widget(head: &Head, assets: &Path, out: &Path) -> Result<u64, ReportError> {
+    let werr = |source| ReportError::Write {
+        path: out.to_path_buf(),
+        source,
+    };
+    let wasm_path = assets.join(WASM);
+    let wasm = std::fs::read(&wasm_path).map_err(|source| ReportError::Read {
+        path: wasm_path,
+        source,
+    })?;
+    let mut text = String::new();
+    text.push_str("<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    text.push_str(&format!(
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"{}\">\n",
+        head.csp().replace('&', "&amp;").replace('"', "&quot;")
+    ));
+    text.push_str("<title>somatize</title>\n");
+    for e in &head.elements {
+        text.push_str(e);
+        text.push('\n');
+    }
+    text.push_str("</head>\n");
+    text.push_str(&head.body);
+    text.push_str("\n<script type=\"application/wasm+base64\" id=\"somatize-wasm\">");
+    text.push_str(&base64(&wasm));
+    text.push_str("</script>\n</body>\n</html>\n");
+    std::fs::write(out, text.as_bytes()).map_err(werr)?;
+    Ok(text.len() as u64)
 }

@@ -230,6 +230,20 @@ pub fn write_report(
     })
 }
 
+/// Write the notebook widget's page (`somatize.show`'s view: the page, plotly and the wasm,
+/// no store) to `out`, via a temporary file renamed into place. The bytes written.
+pub fn write_widget_page(assets: &Path, out: &Path) -> Result<u64, ReportError> {
+    check_assets(assets)?;
+    let head = html::Head::build_as(assets, html::Flavour::Widget)?;
+    let tmp = Temp(sibling(out, "tmp"));
+    let bytes = html::write_widget(&head, assets, &tmp.0)?;
+    std::fs::rename(&tmp.0, out).map_err(|source| ReportError::Write {
+        path: out.to_path_buf(),
+        source,
+    })?;
+    Ok(bytes)
+}
+
 /// `out` with `.<pid>.<ext>` appended to its file name: a temporary file beside it.
 fn sibling(out: &Path, ext: &str) -> PathBuf {
     let mut name = out.file_name().unwrap_or_default().to_os_string();

@@ -5,6 +5,7 @@
 mod health;
 mod helpers;
 mod js_fs;
+mod live;
 mod observe;
 mod readback;
 mod store;
@@ -13,6 +14,7 @@ mod verdict;
 
 // The exported items, reachable as `somatize::wasm::…` (the wasm-bindgen tests call them).
 pub use helpers::*;
+pub use live::LiveHandle;
 pub use observe::*;
 pub use store::StoreHandle;
 pub use tensor::*;

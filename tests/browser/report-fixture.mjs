@@ -43,10 +43,11 @@ export const tracesOf = (data) => JSON.parse(JSON.stringify(data.map((t) => ({
   type: t.type ?? null, x: t.x ?? null, y: t.y ?? null, cells: t.cells?.values ?? null,
 }))));
 
-/** Check, in `frame` (a page or an iframe) showing `run` of `store`, that the runs table, the
- * flags, the thresholds and every figure hold what the CLI answers. */
-export async function checkViews(assert, frame, store, run) {
-  const runs = json("runs", store, "--json").filter((r) => r.run === run);
+/** Check, in `frame` (a page or an iframe) showing `run` of `store`, that the runs table (that
+ * run's row, or with `everyRun` every run's), the flags, the thresholds and every figure hold
+ * what the CLI answers. */
+export async function checkViews(assert, frame, store, run, { everyRun = false } = {}) {
+  const runs = json("runs", store, "--json").filter((r) => everyRun || r.run === run);
   const shown = await frame.evaluate(() => {
     const table = document.querySelector("#runs-table");
     const cols = [...table.querySelectorAll("thead th")].map((th) => th.textContent);

@@ -20,7 +20,9 @@ before(async () => {
   const path = join(out, "manifest.json");
   const stale = () => !existsSync(path) || !existsSync(JSON.parse(readFileSync(path, "utf8")).store);
   if (stale()) {
-    execFileSync("python3", [join(root, "tests/notebook_test.py")], {
+    // The torch venv's python: the notebook's somatize.show cell needs anywidget (scripts/test.sh).
+    const python = process.env.SOMATIZE_PYTHON ?? join(process.env.HOME, ".cache/somatize/torch-venv/bin/python");
+    execFileSync(python, [join(root, "tests/notebook_test.py")], {
       cwd: root, stdio: "inherit", env: { ...process.env, SOMATIZE_BIN: binary(), SOMATIZE_NOTEBOOK_OUT: out },
     });
   }

@@ -1,0 +1,154 @@
+// The anywidget module of somatize.show and somatize.Live (docs/notebooks.md).
+//
+// It asks the kernel for the page (the store view: the page's modules, plotly and the wasm core,
+// inlined into one gzipped HTML document shipped in the Python package; no CDN, no network),
+// shows it in a sandboxed iframe (an opaque origin, apart from the notebook), and relays between
+// the two: the page's reads of the store go to the kernel as custom messages, and the bytes come
+// back as binary buffers, chunked (the kernel sends at most a few MiB per message).
+//
+// Kernel messages (content, buffers):
+//   to the kernel:   {type: "somatize.page"}, {type: "somatize.read", id, asks}, {type: "somatize.hello"}
+//   from the kernel: {type: "somatize.page", part, parts} + [gzip bytes],
+//                    {type: "somatize.answers", id, answers, done, error?} + [bytes…] (answers name a buffer by index),
+//                    {type: "somatize.rows", errors} + [Float64Array of forward, value, took_us, flags]
+
+/** A buffer of a custom message as bytes (ipywidgets gives DataViews, others ArrayBuffers). */
+function bytesOf(b) {
+  if (b instanceof ArrayBuffer) return new Uint8Array(b);
+  if (ArrayBuffer.isView(b)) return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+  throw new Error("the kernel sent a buffer that is not bytes");
+}
+
+/** How long a read may wait for the kernel by default (a kernel restarted or gone never
+ * answers); the model's `timeout` (seconds) sets it. */
+const ASK_TIMEOUT_MS = 120000;
+const askTimeout = (model) => (Number(model.get("timeout")) > 0 ? Number(model.get("timeout")) * 1000 : ASK_TIMEOUT_MS);
+
+let pageText = null; // Promise of the page's HTML, asked once per notebook window
+
+/** The page's HTML: gzipped parts from the kernel, joined and decompressed here. */
+function page(model, listen) {
+  pageText ??= new Promise((resolve, reject) => {
+    const parts = [];
+    const timer = setTimeout(() => reject(new Error("the kernel did not send the somatize page")), askTimeout(model));
+    const off = listen((msg, buffers) => {
+      if (msg?.type !== "somatize.page") return;
+      if (msg.error) {
+        clearTimeout(timer);
+        off();
+        reject(new Error(msg.error));
+        return;
+      }
+      parts[msg.part] = bytesOf(buffers[0]).slice();
+      if (parts.filter(Boolean).length === msg.parts) {
+        clearTimeout(timer);
+        off();
+        const stream = new Blob(parts).stream().pipeThrough(new DecompressionStream("gzip"));
+        new Response(stream).text().then(resolve, reject);
+      }
+    });
+    model.send({ type: "somatize.page" });
+  }).catch((e) => {
+    pageText = null; // asked again by the next view
+    throw e;
+  });
+  return pageText;
+}
+
+async function render({ model, el }) {
+  const handlers = new Set();
+  const onCustom = (msg, buffers) => {
+    for (const h of [...handlers]) h(msg, buffers ?? []);
+  };
+  const listen = (h) => {
+    handlers.add(h);
+    return () => handlers.delete(h);
+  };
+  model.on("msg:custom", onCustom);
+
+  const status = document.createElement("p");
+  status.className = "somatize-widget-status";
+  status.textContent = "somatize: loading the view…";
+  el.append(status);
+  const frame = document.createElement("iframe");
+  frame.className = "somatize-widget";
+  frame.setAttribute("sandbox", "allow-scripts allow-downloads");
+  frame.title = model.get("mode") === "live" ? `somatize: ${model.get("title")}` : `somatize: store ${model.get("store")}`;
+  frame.style.cssText = `width: 100%; height: ${Number(model.get("height")) || 900}px; border: 1px solid #ccc;`;
+
+  // Reads the page asks for: relayed to the kernel, answered with its buffers, by id.
+  const asks = new Map(); // id -> {frameId, answers, buffers}
+  let nextId = 1;
+  listen((msg, buffers) => {
+    if (msg?.type !== "somatize.answers") return;
+    const a = asks.get(msg.id);
+    if (!a) return;
+    for (const ans of msg.answers ?? []) {
+      const out = { ...ans };
+      if (typeof ans.buffer === "number") out.bytes = bytesOf(buffers[ans.buffer]).slice();
+      delete out.buffer;
+      a.answers.push(out);
+    }
+    if (msg.error || msg.done) {
+      asks.delete(msg.id);
+      clearTimeout(a.timer);
+      frame.contentWindow?.postMessage({ somatize: "answers", id: a.frameId, answers: a.answers, error: msg.error }, "*");
+    }
+  });
+  const rowsFromKernel = [];
+  listen((msg, buffers) => {
+    if (msg?.type !== "somatize.rows") return;
+    const bytes = bytesOf(buffers[0]);
+    const packed = new Float64Array(bytes.slice().buffer);
+    const rows = { somatize: "rows", start: msg.start ?? 0, packed, errors: msg.errors ?? null };
+    if (ready) frame.contentWindow?.postMessage(rows, "*");
+    else rowsFromKernel.push(rows);
+  });
+
+  let ready = false;
+  const onFrame = ({ data, source }) => {
+    if (source !== frame.contentWindow || !data || typeof data.somatize !== "string") return;
+    if (data.somatize === "ready") {
+      ready = true;
+      frame.contentWindow.postMessage({
+        somatize: "init", mode: model.get("mode"), store: model.get("store"), run: model.get("run") || null,
+        live: model.get("live"), title: model.get("title"), smooth: model.get("smooth"),
+      }, "*");
+      for (const r of rowsFromKernel.splice(0)) frame.contentWindow.postMessage(r, "*");
+      // Everything so far (rows already had are skipped by their `start`).
+      if (model.get("mode") === "live") model.send({ type: "somatize.hello" });
+    } else if (data.somatize === "ask") {
+      const id = nextId++;
+      const timer = setTimeout(() => {
+        asks.delete(id);
+        frame.contentWindow?.postMessage({ somatize: "answers", id: data.id, error: "the kernel did not answer (was it restarted? run the cell again)" }, "*");
+      }, askTimeout(model));
+      asks.set(id, { frameId: data.id, answers: [], timer });
+      model.send({ type: "somatize.read", id, asks: data.asks });
+    } else if (data.somatize === "shown") {
+      status.textContent = "";
+      el.dataset.somatize = "shown";
+    } else if (data.somatize === "failed") {
+      status.textContent = `somatize: ${data.message}`;
+      el.dataset.somatize = "failed";
+    }
+  };
+  window.addEventListener("message", onFrame);
+
+  try {
+    frame.srcdoc = await page(model, listen);
+    el.append(frame);
+    status.textContent = "somatize: starting the view…";
+  } catch (e) {
+    status.textContent = `somatize: ${e.message}`;
+    el.dataset.somatize = "failed";
+  }
+  return () => {
+    window.removeEventListener("message", onFrame);
+    model.off("msg:custom", onCustom);
+    for (const a of asks.values()) clearTimeout(a.timer);
+    frame.remove();
+  };
+}
+
+export default { render };
