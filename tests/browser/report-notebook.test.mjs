@@ -89,6 +89,7 @@ test("the live view shows the served page over the whole store", async () => {
     // the new forwards, as the CLI then draws it.
     const run = await frame.inputValue("#run");
     await frame.locator("#fig-progress").scrollIntoViewIfNeeded(); // on screen: drawn as it changes
+    await frame.waitForSelector("#fig-progress[data-drawn=true]"); // drawn once on screen
     const before = tracesOf(await frame.evaluate(() => document.getElementById("fig-progress").data));
     execFileSync(binary(), ["record", "--store", manifest.store, "--run", run, "--writer", `live-${process.pid}-${Date.now()}`, "--",
       "python3", join(root, "examples/train_numpy.py"), "--steps", "3"], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });

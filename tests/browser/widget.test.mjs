@@ -84,6 +84,7 @@ test("show(store, live=True) follows a run that grows while shown", async () => 
     assert.equal(await w.frame.isChecked("#live"), true);
     const run = await w.frame.inputValue("#run");
     await w.frame.locator("#fig-progress").scrollIntoViewIfNeeded();
+    await w.frame.waitForSelector("#fig-progress[data-drawn=true]"); // drawn once on screen
     const before = tracesOf(await w.frame.evaluate(() => document.getElementById("fig-progress").data));
     execFileSync(binary(), ["record", "--store", store, "--run", run, "--writer", `widget-${process.pid}`, "--",
       "python3", join(root, "examples/train_numpy.py"), "--steps", "3"], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });

@@ -403,7 +403,32 @@ test("functions, not a type: free functions over a store (npm)", async () => {
   await assert.rejects(s.gantt(demo, { run: "healthy", smooth: 3 }), { code: "SOMATIZE_UNKNOWN_OPTION", message: /smooth/ });
 });
 
-// Live, Live.figure, Live.widget: built by issue 22 on every surface (docs/seeds.md); no test here.
+// ---- seed 003: Live (issue 22 built it on every surface) ----
+
+test("Live: one compact row per forward, the figure progress draws (npm)", async () => {
+  const rows = (await demo.forwards({ run: "healthy" })).rows;
+  const live = new s.Live({ title: "Progress of run healthy", smooth: 5 });
+  for (const r of rows) {
+    const v = r["loss.value"];
+    live.push({ forward: r.forward, value: v == null ? null : Number(v), took_us: r.took_us, broke: !!r.broke, error: r.broke ? r.error ?? null : null });
+  }
+  assert.equal(live.seen().forwards, rows.length, "every forward held");
+  const want = await demo.figure({ kind: "progress", run: "healthy", smooth: 5 });
+  const got = live.figure();
+  assert.deepEqual(got.data.map((t) => t.name), want.data.map((t) => t.name));
+  assert.deepEqual(got.data[0], want.data[0], "the loss line is the run's");
+  live.free();
+});
+test("Live.figure: the rows' figure is progress's (CLI: figure progress --rows)", () => {
+  const rows = json("forwards", f.demo, "--run", "healthy", "--json");
+  const lines = rows.map((r) => JSON.stringify({ forward: r.forward, value: r["loss.value"] == null ? null : Number(r["loss.value"]), took_us: r.took_us, broke: !!r.broke, error: null })).join("\n");
+  const path = join(f.dir, "live-rows.jsonl");
+  writeFileSync(path, lines + "\n");
+  const got = json("figure", "progress", "--rows", path, "--title", "t");
+  const want = json("figure", "progress", f.demo, "--run", "healthy");
+  assert.deepEqual(got.data[0], want.data[0]);
+  assert.equal(got.layout.title.text, "t");
+});
 
 test("curve: (forward, value) pairs, free when summarised (CLI)", () => {
   const c = json("curve", f.demo, "--run", "healthy", "--json");

@@ -2,7 +2,7 @@
 ``somatize.health``, ``somatize.Recorder`` and ``somatize.torch.probe``, each called as the
 seed's text calls it, against the demo store (``somatize demo``), run "nest" (make_nest.py) and
 run "obs" (``somatize observe`` with specs.json). Test names follow tests/conformance/
-seeds.test.mjs (the CLI and npm); docs/seeds.md maps them. Live is issue 22's."""
+seeds.test.mjs (the CLI and npm); docs/seeds.md maps them."""
 
 import json
 import os
@@ -230,3 +230,51 @@ def test_recorder(tmp_path):
              {"node": "loss", "kind": "loss", "value": 0.5}])
     assert record.curve(tmp_path, run="tuesday") == [(0, 0.5)]
     assert record.curve_costs(tmp_path, run="tuesday") == "scan"
+
+
+# ---- seed 003: Live (issue 22 built it on every surface) ----
+
+
+def _facts(step):
+    """One forward's facts: a node, the loss, and at step 4 a node that failed."""
+    facts = [{"node": "fc1", "kind": "Linear", "began_us": 10 * step, "took_us": 100 + step},
+             {"node": "loss", "kind": "loss", "value": 1.0 / (step + 1)}]
+    if step == 4:
+        facts[0]["error"] = "RuntimeError: boom"
+    return facts
+
+
+def test_live(tmp_path):
+    # Live(title, smooth, every), handed to watching= (a callable given each forward's facts):
+    # one row per forward, nothing on disk.
+    live = somatize.Live(title="t", smooth=2, every=3)
+    for step in range(7):
+        live(_facts(step))
+    assert len(live) == 7 and [r["forward"] for r in live.rows()] == list(range(7))
+    assert live.rows()[4]["broke"]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_live_figure(tmp_path):
+    # Live.figure: the figure progress draws, from what has arrived (here equal to the CLI's
+    # `figure progress` of the same forwards recorded, but for the title the Live was given).
+    live = somatize.Live(title="Progress of run r", smooth=2)
+    with somatize.Recorder(tmp_path, run="r", summarising=["loss"]) as rec:
+        for step in range(6):
+            rec(_facts(step))
+            live(_facts(step))
+    want = json.loads(subprocess.run([binary(), "figure", "progress", str(tmp_path), "--run", "r",
+                                      "--smooth", "2"], capture_output=True, text=True,
+                                     check=True).stdout)
+    assert live.figure() == want
+
+
+def test_live_widget(monkeypatch):
+    # Live.widget: a widget that redraws in place, or None without the widget library.
+    live = somatize.Live(title="w")
+    live(_facts(0))
+    assert live.widget() is not None
+    import somatize.widget as widget
+
+    monkeypatch.setattr(widget, "_anywidget", lambda: None)
+    assert live.widget() is None
