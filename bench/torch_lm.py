@@ -5,8 +5,9 @@ transformer LM and on a 124M-parameter GPT-2-sized one.
 Every mode trains its own copy of the model (same seed, same batches, AdamW), one step of each
 in turn (each round starting from the next mode), so the machine's drift falls on every mode
 alike. Printed per mode: median and mean
-wall time of a step and their ratios to no recording; this process's CPU time per step and
-its ratio, steadier than wall time on a busy machine; the companion's CPU (it runs beside the
+wall time of a step and their ratios to no recording; the training thread's CPU time per step
+and its ratio, steadier than wall time on a busy machine (the thread's, not the process's: the
+TensorBoard writer's background thread would be counted in whichever mode's step it ran); the companion's CPU (it runs beside the
 training process, in its own) as a share of one core over the measured steps; and the
 record's bytes per step."""
 
@@ -133,7 +134,7 @@ def run(model_name, steps, warm, modes_wanted):
                 m["companion_cpu"] = -cpu_of(companion)
             if step == warm:
                 m["began"] = time.perf_counter()
-            t0, c0 = time.perf_counter(), time.process_time()
+            t0, c0 = time.perf_counter(), time.thread_time()
             loss = loss_fn(model(x).reshape(-1, vocab), y.reshape(-1))
             opt.zero_grad()
             loss.backward()
@@ -142,7 +143,7 @@ def run(model_name, steps, warm, modes_wanted):
                 w.step(loss)
             if step >= warm:  # the first steps warm up allocators and caches
                 m["wall"].append(time.perf_counter() - t0)
-                m["cpu"].append(time.process_time() - c0)
+                m["cpu"].append(time.thread_time() - c0)
     for name, m in modes.items():
         w = m["w"]
         companion = getattr(getattr(w, "_companion", None), "pid", None)
