@@ -272,30 +272,14 @@ pub fn write(
         path: out.to_path_buf(),
         source,
     };
-    let wasm_path = assets.join(WASM);
-    let wasm = std::fs::read(&wasm_path).map_err(|source| ReportError::Read {
-        path: wasm_path,
-        source,
-    })?;
+    let wasm = read_wasm(assets)?;
     let file = File::create(out).map_err(werr)?;
     let mut w = BufWriter::with_capacity(1 << 20, file);
     let about_json = json_for_script(&serde_json::to_string(about).unwrap_or_default());
-    let mut text = String::new();
-    text.push_str("<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
-    text.push_str(&format!(
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"{}\">\n",
-        head.csp().replace('&', "&amp;").replace('"', "&quot;")
-    ));
-    text.push_str(&format!(
-        "<title>somatize report: {}</title>\n",
-        html_escape(&about.run)
-    ));
-    for e in &head.elements {
-        text.push_str(e);
-        text.push('\n');
-    }
-    text.push_str("</head>\n");
-    text.push_str(&head.body);
+    let mut text = page_start(
+        head,
+        &format!("somatize report: {}", html_escape(&about.run)),
+    );
     text.push_str(&format!(
         "\n<script type=\"application/json\" id=\"somatize-report\">{about_json}</script>\n"
     ));
@@ -319,6 +303,31 @@ pub fn write(
     })
 }
 
+/// The package's wasm under `assets`.
+fn read_wasm(assets: &Path) -> Result<Vec<u8>, ReportError> {
+    let path = assets.join(WASM);
+    std::fs::read(&path).map_err(|source| ReportError::Read { path, source })
+}
+
+/// A page up to the end of its body's markup: the doctype, the head (its Content-Security-Policy,
+/// `title` as given, already escaped, and its elements) and the body.
+fn page_start(head: &Head, title: &str) -> String {
+    let mut text = String::new();
+    text.push_str("<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    text.push_str(&format!(
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"{}\">\n",
+        head.csp().replace('&', "&amp;").replace('"', "&quot;")
+    ));
+    text.push_str(&format!("<title>{title}</title>\n"));
+    for e in &head.elements {
+        text.push_str(e);
+        text.push('\n');
+    }
+    text.push_str("</head>\n");
+    text.push_str(&head.body);
+    text
+}
+
 /// Write the notebook widget's page to `out`: the head, the body and the wasm, no store (its
 /// bytes come from the kernel). The bytes written.
 pub fn write_widget(head: &Head, assets: &Path, out: &Path) -> Result<u64, ReportError> {
@@ -326,24 +335,8 @@ pub fn write_widget(head: &Head, assets: &Path, out: &Path) -> Result<u64, Repor
         path: out.to_path_buf(),
         source,
     };
-    let wasm_path = assets.join(WASM);
-    let wasm = std::fs::read(&wasm_path).map_err(|source| ReportError::Read {
-        path: wasm_path,
-        source,
-    })?;
-    let mut text = String::new();
-    text.push_str("<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
-    text.push_str(&format!(
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"{}\">\n",
-        head.csp().replace('&', "&amp;").replace('"', "&quot;")
-    ));
-    text.push_str("<title>somatize</title>\n");
-    for e in &head.elements {
-        text.push_str(e);
-        text.push('\n');
-    }
-    text.push_str("</head>\n");
-    text.push_str(&head.body);
+    let wasm = read_wasm(assets)?;
+    let mut text = page_start(head, "somatize");
     text.push_str("\n<script type=\"application/wasm+base64\" id=\"somatize-wasm\">");
     text.push_str(&base64(&wasm));
     text.push_str("</script>\n</body>\n</html>\n");
