@@ -222,18 +222,26 @@ pub fn linear_cka(
     y_shape: (usize, usize),
 ) -> Result<Option<f64>, LinalgError> {
     let (n, p, q, xc, yc) = centred_pair(x, x_shape, y, y_shape)?;
-    let (xy, xx, yy) = if n < p.max(q) {
-        let (k, l) = (gram(&xc, n, p), gram(&yc, n, q));
-        (dot(&k, &l), dot(&k, &k).sqrt(), dot(&l, &l).sqrt())
-    } else {
-        (
-            cross_frobenius_sq(&yc, q, &xc, p),
-            cross_frobenius_sq(&xc, p, &xc, p).sqrt(),
-            cross_frobenius_sq(&yc, q, &yc, q).sqrt(),
-        )
-    };
+    let (xy, xx, yy) = similarities(n, p, q, &xc, &yc);
+    let (xx, yy) = (xx.sqrt(), yy.sqrt());
     let cka = xy / (xx * yy);
     Ok((xx > 0.0 && yy > 0.0 && cka.is_finite()).then_some(cka))
+}
+
+/// `(⟨K, L⟩, ⟨K, K⟩, ⟨L, L⟩)` of centred `xc` (`n x p`) and `yc` (`n x q`), K = X Xᵀ and
+/// L = Y Yᵀ: through the `n x n` Gram matrices when there are fewer examples than features,
+/// else as ‖Yᵀ X‖²_F, ‖Xᵀ X‖²_F, ‖Yᵀ Y‖²_F (the same numbers, the smaller intermediates).
+fn similarities(n: usize, p: usize, q: usize, xc: &[f64], yc: &[f64]) -> (f64, f64, f64) {
+    if n < p.max(q) {
+        let (k, l) = (gram(xc, n, p), gram(yc, n, q));
+        (dot(&k, &l), dot(&k, &k), dot(&l, &l))
+    } else {
+        (
+            cross_frobenius_sq(yc, q, xc, p),
+            cross_frobenius_sq(xc, p, xc, p),
+            cross_frobenius_sq(yc, q, yc, q),
+        )
+    }
 }
 
 /// The sum of squares of each row of a row-major `n x p` matrix (the diagonal of `X Xᵀ`).
@@ -269,16 +277,7 @@ pub fn debiased_linear_cka(
         return Ok(None);
     }
     let (dx, dy) = (row_norms_sq(&xc, p), row_norms_sq(&yc, q));
-    let (xy, xx, yy) = if n < p.max(q) {
-        let (k, l) = (gram(&xc, n, p), gram(&yc, n, q));
-        (dot(&k, &l), dot(&k, &k), dot(&l, &l))
-    } else {
-        (
-            cross_frobenius_sq(&yc, q, &xc, p),
-            cross_frobenius_sq(&xc, p, &xc, p),
-            cross_frobenius_sq(&yc, q, &yc, q),
-        )
-    };
+    let (xy, xx, yy) = similarities(n, p, q, &xc, &yc);
     let xy = debiased_dot(xy, &dx, &dy, n);
     let xx = debiased_dot(xx, &dx, &dx, n);
     let yy = debiased_dot(yy, &dy, &dy, n);

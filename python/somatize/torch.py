@@ -646,7 +646,8 @@ class Watch:
         self._misread = set()
         self._param_list = [t for n in self._nodes for _, t in n.params]
         self._node_index = {n.name: n for n in self._nodes}
-        index = {id(t): i for i, t in enumerate(self._param_list)}
+        # Each parameter's place in _param_list (computed once: the steps read it).
+        self._param_index = index = {id(t): i for i, t in enumerate(self._param_list)}
         for node in self._nodes:
             # As measure.rs: the first parameter of two or more axes in key order, as a matrix.
             first = next((t for _, t in sorted(node.params, key=lambda kv: kv[0])
@@ -991,7 +992,7 @@ class Watch:
         if full:
             pl1, pmax, gl1, gz = take(P), take(P), take(G), take(G)
         upd = take(P) if self._pending is not None else None
-        index = {id(p): i for i, p in enumerate(self._param_list)}
+        index = self._param_index
         gpos = {i: k for k, i in enumerate(gi)}
         stats = {}
         for node in self._nodes:
@@ -1159,7 +1160,7 @@ class Watch:
         their gradients, and the update the step applied."""
         out = dict(self._acts)
         stepped = self._pending_forward == forward and self._before is not None
-        index = {id(t): i for i, t in enumerate(self._param_list)}
+        index = self._param_index
         for node in self._nodes:
             for key, p in node.params:
                 if stepped:
