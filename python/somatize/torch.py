@@ -201,21 +201,34 @@ def _scratch(rows, shape):
     return ones, flat[:numel].view(shape)
 
 
-def _abs_sum(t):
-    """Σ|t| in float32 (through the scratch buffer on the CPU: a fresh tensor of that size
-    costs a page fault per page, and the multi-tensor 1-norm is several times slower)."""
-    if t.device.type == "cpu" and t.dtype == torch.float32 and t.numel():
-        _, buf = _scratch(1, t.shape)
-        return torch.abs(t, out=buf).sum()
-    return t.abs().sum(dtype=torch.float32)
-
-
 def _absmax(t):
     """max |t| in float32, 0 for an empty tensor (aminmax: on the CPU about 20 times faster
     than the multi-tensor ∞-norm)."""
     if not t.numel():
         return torch.zeros((), dtype=torch.float32, device=t.device)
     return torch.stack(torch.aminmax(t)).abs().max().to(torch.float32)
+
+
+def _abs_summaries(t, zeros=False):
+    """[Σ|t|, max |t|] in float32 (max 0 for an empty tensor), and with ``zeros`` also the count
+    of entries that are not zero: on the CPU one pass of |t| into the scratch buffer that the
+    sum, the max and the count (a sum of signs, exact below 2^24 entries) then read while it is
+    in the cache, about half the cost of three separate reductions of ``t``."""
+    if not t.numel():
+        z = torch.zeros((), dtype=torch.float32, device=t.device)
+        return [z, z, z] if zeros else [z, z]
+    if t.device.type == "cpu" and t.dtype == torch.float32:
+        _, buf = _scratch(1, t.shape)
+        torch.abs(t, out=buf)
+        out = [buf.sum(), buf.max()]
+        if zeros:
+            out.append(buf.sign_().sum() if t.numel() < (1 << 24)
+                       else torch.count_nonzero(t).to(torch.float32))
+        return out
+    out = [t.abs().sum(dtype=torch.float32), _absmax(t)]
+    if zeros:
+        out.append(torch.count_nonzero(t).to(torch.float32))
+    return out
 
 
 def _units_matrix(x, axis):
@@ -234,9 +247,17 @@ def _units_matrix(x, axis):
     return x.movedim(axis, -1).reshape(-1, x.shape[axis])
 
 
+def _zeros_row(units):
+    row = _SCRATCH.get(("zeros", units))
+    if row is None:
+        row = _SCRATCH[("zeros", units)] = torch.zeros(1, units)
+    return row
+
+
 def _summarise_output(x2, scale):
-    """The per-unit summaries of one output as a (positions × units) matrix: a dict of device
-    tensors."""
+    """The per-unit summaries of one output as a (positions × units) matrix, on its device: on
+    the CPU's fast path its raw sums (``{"raw", "rows"}``, see ``_moments``), else a dict of
+    per-unit moments and counts (``_merge``'s form)."""
     dims = [0]
     rows, units = x2.shape
     if x2.device.type == "cpu" and rows > 0 and x2.dtype == torch.float32:
@@ -248,36 +269,24 @@ def _summarise_output(x2, scale):
         # this size costs a page fault per page.
         ones, buf = _scratch(rows, x2.shape)
         torch.sub(x2, x2[0], out=buf)
-        s = (ones @ buf)[0]
-        ss = (ones @ buf.mul_(buf))[0]
+        s = ones @ buf
+        ss = ones @ buf.mul_(buf)
         if bool(torch.isfinite(ss).all()) and rows < (1 << 24):
-            n = float(rows)
-            s64, ss64 = s.to(torch.float64), ss.to(torch.float64)
-            shifted = s64 / n
-            sabs = (ones @ torch.abs(x2, out=buf))[0]
+            sabs = ones @ torch.abs(x2, out=buf)
             # Σ sign = positives − negatives and Σ |sign| = positives + negatives.
-            signs = (ones @ torch.sign(x2, out=buf))[0]
-            nonzero = (ones @ buf.abs_())[0]
-            pos = (signs + nonzero) * 0.5
-            fast = {
-                "n": torch.full((units,), n, dtype=torch.float64),
-                "mean": x2[0].to(torch.float64) + shifted,
-                "m2": (ss64 / n - shifted * shifted).clamp(min=0) * n,
-                "sabs": sabs.to(torch.float64),
-                "pos": pos.to(torch.float64),
-                "zeros": (n * units - nonzero.to(torch.float64).sum()),
-                "nan": torch.zeros((), dtype=torch.float64),
-                "total": x2.numel(),
-            }
+            signs = ones @ torch.sign(x2, out=buf)
+            nonzero = ones @ buf.abs_()
             if scale is not None:
                 # |y| > SATURATED_OUTPUT, y = x (tanh) or 2x - 1 (sigmoid), as a sum of signs.
                 if scale == "tanh":
                     torch.abs(x2, out=buf)
                 else:
                     torch.mul(x2, 2, out=buf).sub_(1).abs_()
-                step = buf.sub_(SATURATED_OUTPUT).sign_().clamp_(min=0)
-                fast["sat"] = (ones @ step)[0].to(torch.float64)
-            return fast
+                sat = ones @ buf.sub_(SATURATED_OUTPUT).sign_().clamp_(min=0)
+            else:
+                sat = _zeros_row(units)
+            # The sums as they are; _moments turns every output's into moments at once.
+            return {"raw": torch.cat([x2[0:1], s, ss, sabs, signs, nonzero, sat]), "rows": rows}
     # Elsewhere, or with a non-finite value: masks, finite values only.
     finite = torch.isfinite(x2)
     xz = torch.where(finite, x2, torch.zeros((), dtype=x2.dtype, device=x2.device))
@@ -324,57 +333,124 @@ def _merge(u, s):
     return out
 
 
+def _moments(raws):
+    """The fast path's raw sums of several outputs (``_summarise_output``) as per-unit moments,
+    in one set of float64 operations over all of them: a dict of their units' ``n``, ``mean``,
+    ``m2``, ``sabs``, ``pos`` and ``sat`` end to end, and each output's ``zeros``."""
+    lengths = [r["raw"].shape[1] for r in raws]
+    x0, s, ss, sabs, signs, nonzero, sat = torch.cat([r["raw"] for r in raws], dim=1).to(
+        torch.float64).unbind(0)
+    dev = x0.device
+    n = torch.repeat_interleave(torch.tensor([float(r["rows"]) for r in raws],
+                                             dtype=torch.float64, device=dev),
+                                torch.tensor(lengths, device=dev))
+    # Sums around each unit's first value (as measure.rs shifts).
+    shifted = s / n
+    counts = torch.tensor([float(r["rows"] * u) for r, u in zip(raws, lengths)],
+                          dtype=torch.float64, device=dev)
+    return {"n": n, "mean": x0 + shifted, "m2": (ss / n - shifted * shifted).clamp(min=0) * n,
+            "sabs": sabs, "pos": (signs + nonzero) * 0.5, "sat": sat}, \
+        counts - _segment_sums(nonzero[:, None], lengths)[:, 0]
+
+
+def _call_moments(summary, scale):
+    """One output's summaries (``_summarise_output``) in ``_merge``'s form."""
+    if "raw" not in summary:
+        return summary
+    m, zeros = _moments([summary])
+    if scale is None:
+        del m["sat"]
+    return dict(m, zeros=zeros[0], nan=torch.zeros_like(zeros[0]),
+                total=summary["rows"] * summary["raw"].shape[1])
+
+
+def _segment_sums(columns, lengths):
+    """Sums of consecutive runs of ``lengths`` rows of ``columns`` (one per output), in one call."""
+    return torch.segment_reduce(columns, "sum",
+                                lengths=torch.tensor(lengths, device=columns.device), axis=0)
+
+
 # The activation scalars, in the order they are stacked for the host copy.
 _ACT_FIELDS = ("live", "finite", "sum", "zeros", "total", "nan", "act_var", "act_mean_sq",
                "units", "dead_units", "dormant_units", "sat_entries", "saturated_units",
                "ignored_units", "has_ignored")
+_PER_UNIT = ("n", "mean", "m2", "sabs", "pos", "sat")
 
 
-def _finish_units(u, scale, outgoing):
-    """A node's activation scalars from its merged per-unit summaries, on the device."""
-    n_raw = u["n"]
+def _finish_all(outputs):
+    """Every measured node's activation scalars (``_ACT_FIELDS``), from its merged per-unit
+    summaries, as one (nodes × fields) float64 tensor on the device, in the order given: the
+    per-unit arithmetic of measure.rs over all nodes' units end to end, and per-node sums of
+    them by segment (a few dozen operations a step, not a few dozen per node).
+
+    ``outputs``: a list of (summaries, lengths or None, outgoing or None, scaled): summaries
+    either one node's ``_merge`` dict or ``_moments``'s of several nodes (``lengths``: their
+    unit counts, with ``zeros`` a tensor of theirs)."""
+    dev = None
+    pieces = {k: [] for k in _PER_UNIT}
+    lengths, zeros, nan, total, outgoing, has_out, scaled = [], [], [], [], [], [], []
+    for u, lens, out_w, scale in outputs:
+        dev = u["mean"].device
+        units = lens if lens is not None else [u["mean"].numel()]
+        for k in _PER_UNIT:
+            pieces[k].append(u[k] if k in u else torch.zeros(sum(units), dtype=torch.float64,
+                                                             device=dev))
+        lengths += units
+        zeros.append(u["zeros"].reshape(-1))
+        nan.append(u["nan"].reshape(-1) if "nan" in u
+                   else torch.zeros(len(units), dtype=torch.float64, device=dev))
+        total += u["total"] if isinstance(u["total"], list) else [u["total"]]
+        for i, w in enumerate(out_w if isinstance(out_w, list) else [out_w]):
+            outgoing.append(w if w is not None else torch.zeros(units[i], dtype=torch.float64,
+                                                                device=dev))
+            has_out.append(1.0 if w is not None else 0.0)
+        scaled += scale if isinstance(scale, list) else [scale]
+    f = {k: torch.cat(v) for k, v in pieces.items()}
+    nodes = len(lengths)
+    unit_counts = torch.tensor(lengths, device=dev)
+    n_raw = f["n"]
     live = n_raw > 0
     n = n_raw.clamp(min=1)
-    nlive = live.sum().to(torch.float64)
+    zero = torch.zeros((), dtype=torch.float64, device=dev)
+    var = (f["m2"] / n).clamp(min=0)
+    mean = f["mean"]
+    mean_abs = f["sabs"] / n
+    livef = live.to(torch.float64)
+
+    def spread(per_node):  # a value per node, repeated over its units
+        return torch.repeat_interleave(per_node, unit_counts)
+
+    first = _segment_sums(torch.stack([
+        livef, n_raw, mean * n_raw, torch.where(live, var, zero),
+        torch.where(live, mean * mean, zero), (live & (f["pos"] / n < DEAD_ACTIVITY)).to(
+            torch.float64), torch.where(live, mean_abs, zero), f["sat"],
+        (live & (f["sat"] / n > SATURATED_UNIT_SHARE)).to(torch.float64)], dim=1), lengths)
+    nlive, finite, total_sum, var_sum, msq_sum, dead, abs_sum, sat_entries, saturated = \
+        first.unbind(1)
     denom = nlive.clamp(min=1)
-    mean = u["mean"]
-    var = (u["m2"] / n).clamp(min=0)
-    mean_abs = u["sabs"] / n
-    zero = torch.zeros((), dtype=torch.float64, device=n.device)
-
-    def over_live(v):
-        return torch.where(live, v, zero).sum() / denom
-
-    def count(mask):
-        return (mask & live).sum().to(torch.float64)
-
-    layer = over_live(mean_abs)
+    layer = spread(abs_sum / denom)
     dormant = live & ((layer == 0) | (mean_abs / torch.where(layer == 0, 1.0, layer)
                                       <= DORMANT_SCORE))
+    utility = torch.cat(outgoing) * mean_abs
+    second = _segment_sums(torch.stack([dormant.to(torch.float64),
+                                        torch.where(live, utility, zero)], dim=1), lengths)
+    dormant_units, utility_sum = second.unbind(1)
+    ignored = live & ~dormant & (utility <= IGNORED_UTILITY * spread(utility_sum / denom))
+    ignored_units = _segment_sums(ignored.to(torch.float64)[:, None], lengths)[:, 0]
+    has_ignored = torch.tensor(has_out, dtype=torch.float64, device=dev)
+    scale = torch.tensor([1.0 if x is not None else 0.0 for x in scaled], dtype=torch.float64,
+                         device=dev)
     fields = {
-        "live": nlive,
-        "finite": n_raw.sum(),
-        "sum": (mean * n_raw).sum(),
-        "zeros": u["zeros"],
-        "total": torch.tensor(float(u["total"]), dtype=torch.float64, device=n.device),
-        "nan": u["nan"],
-        "act_var": over_live(var),
-        "act_mean_sq": over_live(mean * mean),
-        "units": torch.tensor(float(n.numel()), dtype=torch.float64, device=n.device),
-        "dead_units": count(u["pos"] / n < DEAD_ACTIVITY),
-        "dormant_units": count(dormant),
-        "sat_entries": u["sat"].sum() if scale is not None else zero,
-        "saturated_units": count(u["sat"] / n > SATURATED_UNIT_SHARE) if scale is not None
-        else zero,
-        "ignored_units": zero,
-        "has_ignored": zero,
+        "live": nlive, "finite": finite, "sum": total_sum, "zeros": torch.cat(zeros),
+        "total": torch.tensor([float(t) for t in total], dtype=torch.float64, device=dev),
+        "nan": torch.cat(nan), "act_var": var_sum / denom, "act_mean_sq": msq_sum / denom,
+        "units": unit_counts.to(torch.float64), "dead_units": dead,
+        "dormant_units": dormant_units, "sat_entries": sat_entries * scale,
+        "saturated_units": saturated * scale, "ignored_units": ignored_units * has_ignored,
+        "has_ignored": has_ignored,
     }
-    if outgoing is not None:
-        utility = outgoing * mean_abs
-        mean_utility = over_live(utility)
-        fields["ignored_units"] = count(~dormant & (utility <= IGNORED_UTILITY * mean_utility))
-        fields["has_ignored"] = torch.ones((), dtype=torch.float64, device=n.device)
-    return torch.stack([fields[k] for k in _ACT_FIELDS])  # every field is float64
+    assert all(v.shape == (nodes,) for v in fields.values())
+    return torch.stack([fields[k] for k in _ACT_FIELDS], dim=1)
 
 
 def _outgoing_mean_abs(w, units):
@@ -440,18 +516,52 @@ def _spectrum_sample(m):
 
 
 def _spectra(samples):
-    """One row [all finite (1/0), σ…, zeros] of SPECTRUM_MAX_ROWS + 1 per sample, by one
-    batched SVD on the device: each sample sits in a zero-padded ROWS × COLS matrix, whose
-    singular values are the sample's followed by zeros (a sample with a non-finite entry is
-    zeroed and marked)."""
-    batch = torch.zeros(len(samples), SPECTRUM_MAX_ROWS, SPECTRUM_MAX_COLS,
-                        dtype=torch.float64, device=samples[0].device)
+    """The rank summaries of each sample, by one batched decomposition on the device: a row
+    [finite, positive, erank, srank, stable rank] per sample (linalg.rs's ``effective_rank_of``,
+    ``srank_of`` with SRANK_DELTA, ``stable_rank_of`` of its min(rows, cols) singular values).
+    As rank.rs: a sample with a non-finite entry has no singular values (finite 0), an
+    all-zero one has them but no ranks (positive 0).
+
+    Each sample sits in a zero-padded ROWS x COLS matrix M; the squared singular values are
+    the eigenvalues of the ROWS x ROWS Gram matrix M Mᵀ (a symmetric eigenproblem of 64 x 64 is
+    a third of a 64 x 128 SVD's cost, with values exact to rounding of the largest: a direction
+    the sample does not span reads about 1e-8 of the largest instead of 1e-16, which moves the
+    effective rank by at most a few parts in a million: 2.5e-6 for an exactly rank-1 float64
+    matrix, about 1e-6 for a float32 tensor's, in tests/python/test_spectra.py; srank and the
+    stable rank come out the same). Only the first
+    min(rows, cols) values of a sample are its own; the rest are the padding's zeros."""
+    dev = samples[0].device
+    b = len(samples)
+    batch = torch.zeros(b, SPECTRUM_MAX_ROWS, SPECTRUM_MAX_COLS, dtype=torch.float64, device=dev)
     for i, m in enumerate(samples):
         batch[i, :m.shape[0], :m.shape[1]] = m
     finite = torch.isfinite(batch).flatten(1).all(1)
     batch = torch.where(finite[:, None, None], batch, torch.zeros((), dtype=batch.dtype,
-                                                                  device=batch.device))
-    return torch.cat([finite.to(torch.float64)[:, None], torch.linalg.svdvals(batch)], dim=1)
+                                                                  device=dev))
+    # Ranks do not depend on scale: each sample divided by its largest |entry| first, so its
+    # Gram matrix neither overflows nor underflows.
+    top = batch.abs().amax(dim=(1, 2))
+    batch = batch / torch.where(top > 0, top, torch.ones_like(top))[:, None, None]
+    gram = batch @ batch.transpose(1, 2)
+    # Ascending eigenvalues, largest first, as singular values (rounding below zero is zero).
+    sv = torch.linalg.eigvalsh(gram).flip(1).clamp(min=0).sqrt()
+    k = torch.tensor([min(m.shape) for m in samples], device=dev)
+    own = torch.arange(SPECTRUM_MAX_ROWS, device=dev)[None, :] < k[:, None]
+    sv = torch.where(own, sv, torch.zeros((), dtype=sv.dtype, device=dev))
+    total = sv.sum(1)
+    positive = finite & (total > 0) & torch.isfinite(total)
+    safe = torch.where(positive, total, torch.ones((), dtype=total.dtype, device=dev))
+    p = sv / safe[:, None]
+    logp = torch.log(torch.where(p > 0, p, torch.ones((), dtype=p.dtype, device=dev)))
+    erank = torch.exp(-(p * logp).sum(1))
+    # srank: the least k with the running share >= 1 - delta (the shares below it are a
+    # prefix), at most the sample's count.
+    below = (sv.cumsum(1) / safe[:, None] < 1 - SRANK_DELTA) & own
+    srank = torch.minimum(below.sum(1) + 1, k).to(torch.float64)
+    top = sv[:, 0]
+    stable = (sv * sv).sum(1) / torch.where(top > 0, top * top, torch.ones_like(top))
+    return torch.stack([finite.to(torch.float64), positive.to(torch.float64), erank, srank,
+                        stable], dim=1)
 
 
 def _cka(x, y):
@@ -487,33 +597,20 @@ def _cka(x, y):
     return torch.where(ok, torch.stack([torch.ones_like(cka), cka]), none)
 
 
-def _rank_metrics(of, sv, bound=None, samples=None):
-    """rank.rs ``rank_of`` of the singular values ``sv`` (host floats): for the update and the
-    gradient of a weight whose sample is ``bound`` = min(rows, cols) of it, with ``samples`` (the positions per
-    unit of the node's output) when known, ``rank_dims`` = min(rows, cols, samples),
-    ``rank_samples`` and the erank's fraction of that bound."""
+def _rank_metrics(of, positive, erank, srank, stable, bound=None, samples=None):
+    """rank.rs ``rank_of`` from a sample's rank summaries (``_spectra``): for the update and the
+    gradient of a weight whose sample is ``bound`` = min(rows, cols) of it, with ``samples``
+    (the positions per unit of the node's output) when known, ``rank_dims`` =
+    min(rows, cols, samples), ``rank_samples`` and the erank's fraction of that bound."""
     names = {"update": ("update_erank", "update_srank"), "grad": ("grad_erank", "grad_srank"),
              "feature": ("feature_erank", "feature_srank")}[of]
-    usable = [x for x in sv if math.isfinite(x) and x >= 0]
     out = {}
-    total = sum(usable)
-    if total > 0 and math.isfinite(total):
-        entropy = -sum((x / total) * math.log(x / total) for x in usable if x / total > 0)
-        if math.isfinite(math.exp(entropy)):
-            out[names[0]] = math.exp(entropy)
-        running, k = 0.0, len(usable)
-        for i, x in enumerate(sorted(usable, reverse=True)):
-            running += x
-            if running / total >= 1 - SRANK_DELTA:
-                k = i + 1
-                break
-        out[names[1]] = float(k)
-    if of == "update":
-        top = max(usable, default=0.0)
-        if top > 0:
-            stable = sum(x * x for x in usable) / (top * top)
-            if math.isfinite(stable):
-                out["update_stable_rank"] = stable
+    if positive == 1.0:
+        if math.isfinite(erank):
+            out[names[0]] = erank
+        out[names[1]] = srank
+        if of == "update" and math.isfinite(stable):
+            out["update_stable_rank"] = stable
     if of != "feature" and samples:
         dims = float(min(bound, samples))
         out["rank_dims"] = dims
@@ -776,7 +873,7 @@ class Watch:
                                            sample, positions)
         _, s, node.feature, positions = seen
         node.samples += positions
-        self._units[node.name] = _merge(self._units.get(node.name), s)
+        self._units.setdefault(node.name, []).append(s)
 
     def _settle_outputs(self):
         """At the step's end every output is known: each node's rule as unit_rules has it.
@@ -829,14 +926,14 @@ class Watch:
             if gs:
                 parts += [*_norms(gs, 2)]
             if full:
-                parts += [_abs_sum(p) for p in ps]
-                parts += [_absmax(p) for p in ps]
-                parts += [_abs_sum(g) for g in gs]
+                pa = [_abs_summaries(p) for p in ps]
+                ga = [_abs_summaries(g, zeros=True) for g in gs]
+                parts += [a[0] for a in pa] + [a[1] for a in pa] + [a[0] for a in ga]
             vec = torch.stack(parts).to(torch.float64)
             if full and gs:
                 sizes = torch.tensor([g.numel() for g in gs], dtype=torch.float64,
                                      device=vec.device)
-                nonzero = torch.stack([torch.count_nonzero(g) for g in gs]).to(torch.float64)
+                nonzero = torch.stack([a[2] for a in ga]).to(torch.float64)
                 vec = torch.cat([vec, sizes - nonzero.to(vec.device)])
             grad_sv = {}
             if full:
@@ -912,24 +1009,14 @@ class Watch:
             self._pending, self._pending_sv = None, {}
         with torch.no_grad():
             self._settle_outputs()
-        acts = {}
-        reading = {}  # each next weight's per-unit mean |w|, once per step
-        for node in self._nodes:
-            u = self._units.get(node.name)
-            if u is not None:
-                outgoing = None
-                if node.next_weight is not None:
-                    key = (id(node.next_weight), u["mean"].numel())
-                    if key not in reading:
-                        reading[key] = _outgoing_mean_abs(node.next_weight, key[1])
-                    outgoing = reading[key]
-                acts[node.name] = _finish_units(u, node.scale, outgoing)
+        acts = self._finish_outputs()
         parts = [pvec]
         if self._pending is not None:
             parts.append(self._pending)
-        parts += list(acts.values())
-        # Singular values: each sample's row [finite, σ…, zeros], in a fixed order the host
-        # reads back, all of them by one batched SVD.
+        if acts:
+            parts.append(acts["rows"])
+        # Rank summaries: each sample's row [measured, erank, srank, stable rank], in a fixed
+        # order the host reads back, all of them by one batched decomposition.
         svs, samples = [], []
         for node in self._nodes:
             for of, m in (("grad", self._grad_sv.get(node.name) if full else None),
@@ -976,6 +1063,48 @@ class Watch:
             node.ndim_now, node.rule_now, node.deferred, node.samples = None, None, [], 0
         self.forward += 1
         return forward
+
+    def _finish_outputs(self):
+        """This step's activation scalars of every node with a measured output: ``{"rows": a
+        (nodes × _ACT_FIELDS) tensor in node order, "names": those nodes}``, or {}."""
+        reading = {}  # each next weight's per-unit mean |w|, once per step
+        fast, merged = [], []  # (node order, node, summaries, outgoing)
+        for order, node in enumerate(n for n in self._nodes if self._units.get(n.name)):
+            calls = self._units[node.name]
+            first = calls[0]
+            units = first["raw"].shape[1] if "raw" in first else first["mean"].numel()
+            outgoing = None
+            if node.next_weight is not None:
+                key = (id(node.next_weight), units)
+                if key not in reading:
+                    reading[key] = _outgoing_mean_abs(node.next_weight, units)
+                outgoing = reading[key]
+            if len(calls) == 1 and "raw" in first:
+                fast.append((order, node, first, outgoing))
+                continue
+            u = None
+            for c in calls:  # a node called more than once: its calls merged (measure.rs)
+                u = _merge(u, _call_moments(c, node.scale))
+            merged.append((order, node, u, outgoing))
+        if not fast and not merged:
+            return {}
+        outputs, order = [], []
+        if fast:
+            m, zeros = _moments([c for _, _, c, _ in fast])
+            m["zeros"] = zeros
+            m["total"] = [c["rows"] * c["raw"].shape[1] for _, _, c, _ in fast]
+            outputs.append((m, [c["raw"].shape[1] for _, _, c, _ in fast],
+                            [w for *_, w in fast], [n.scale for _, n, _, _ in fast]))
+            order += [o for o, *_ in fast]
+        for o, node, u, w in merged:
+            outputs.append((u, None, w, node.scale))
+            order.append(o)
+        rows = _finish_all(outputs)
+        if order != sorted(order):  # back into node order
+            rows = rows[torch.tensor(sorted(range(len(order)), key=order.__getitem__),
+                                     device=rows.device)]
+        names = [n.name for n in self._nodes if self._units.get(n.name)]
+        return {"rows": rows, "names": set(names)}
 
     def _stats(self, host, gi, pexact, gexact, full, acts, svs, ckas, has_loss):
         P = len(self._param_list)
@@ -1068,7 +1197,7 @@ class Watch:
                         row["grad_mean_abs"] = l1 / finite
                 if count and full:
                     row["grad_zero_fraction"] = zeros / count
-            if node.name in acts:
+            if node.name in acts.get("names", ()):
                 a = dict(zip(_ACT_FIELDS, take(len(_ACT_FIELDS))))
                 total = a["total"]
                 if total > 0:
@@ -1105,10 +1234,10 @@ class Watch:
             if ok == 1.0:
                 stats.setdefault(b, {})["cka"] = value
         ranks = {}
-        width = SPECTRUM_MAX_ROWS + 1
+        width = 5
         spectra = take(width * (1 + max((r for *_, r in svs), default=-1)))
         for name, of, k, r in svs:
-            vals = spectra[r * width:r * width + 1 + k]
+            vals = spectra[r * width:r * width + width]
             if vals[0] != 1.0:
                 continue  # a non-finite entry: no singular values, as rank.rs
             if of == "update":
@@ -1123,13 +1252,13 @@ class Watch:
         # rank_dims wins), the output's.
         for node in self._nodes:
             for of in ("update", "grad", "feature"):
-                sv = ranks.get((node.name, of))
-                if sv is not None:
+                summary = ranks.get((node.name, of))
+                if summary is not None:
                     bound = (min(_stride(node.rank_shape[0], SPECTRUM_MAX_ROWS)[1],
                                  _stride(node.rank_shape[1], SPECTRUM_MAX_COLS)[1])
                              if node.rank_shape is not None else None)
                     stats.setdefault(node.name, {}).update(
-                        _rank_metrics(of, sv, bound, node.samples or None))
+                        _rank_metrics(of, *summary, bound, node.samples or None))
         if has_loss:
             v = take(1)[0]
             stats["loss"] = {"loss": v, "nan": float(v != v),

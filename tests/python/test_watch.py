@@ -228,10 +228,35 @@ def test_bf16_and_a_leaf_called_twice(tmp_path):
 def test_the_merged_summaries_of_two_calls_are_those_of_both_outputs():
     torch.manual_seed(0)
     a, b = torch.randn(5, 3) * 3 + 1, torch.randn(7, 3)
-    one = st._merge(st._summarise_output(a, None), st._summarise_output(b, None))
-    both = st._summarise_output(torch.cat([a, b]), None)
+    def summary(x):
+        return st._call_moments(st._summarise_output(x, None), None)
+
+    one = st._merge(summary(a), summary(b))
+    both = summary(torch.cat([a, b]))
     for k in ("n", "mean", "m2", "sabs", "pos", "zeros"):
         assert torch.allclose(one[k], both[k], rtol=1e-6), k
+
+
+@pytest.mark.parametrize("scale", [None, "tanh", "sigmoid"])
+def test_the_fast_sums_give_the_moments_the_masked_path_gives(scale):
+    # The CPU's float32 fast path (sums, turned into moments for all outputs at once) against
+    # the masked path every other device and dtype takes (here: the same values in float64).
+    torch.manual_seed(0)
+    x = torch.randn(300, 9) * 2 + 0.5
+    x[:, 3] = torch.relu(x[:, 3])  # zeros, and a unit mostly off
+    x[:, 4] = 0.0
+    x[:5, 5] = 0.99  # saturated entries under tanh
+    fast = st._summarise_output(x, scale)
+    assert "raw" in fast
+    fast = st._call_moments(fast, scale)
+    masked = st._summarise_output(x.to(torch.float64), scale)
+    assert "raw" not in masked
+    for k in ("n", "mean", "m2", "sabs", "pos", "zeros", "nan") + (("sat",) if scale else ()):
+        # (float32 sums against float64: the golden test's tolerance)
+        assert torch.allclose(fast[k], masked[k].to(torch.float64), rtol=1e-5, atol=1e-6), k
+    # And the batched finish reads them alike.
+    rows = st._finish_all([(fast, None, None, scale), (masked, None, None, scale)])
+    assert torch.allclose(rows[0], rows[1], rtol=1e-5, atol=1e-6), rows
 
 
 def test_a_compiled_model_is_watched_on_its_original_modules(tmp_path):
