@@ -19,6 +19,7 @@ tensors or keep_tensors_every). Exits 0 (it reports; the scores are score.py's t
 import argparse
 import json
 import os
+import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -30,6 +31,14 @@ import score  # noqa: E402
 def flags(binary, store, run):
     rows, _, faults = score.diagnose(binary, store, run)
     return rows, faults, sorted({f for _, f in score.shown(rows, faults)})
+
+
+def where(binary, store, run):
+    """The verdict as the seed has it (`diagnose --json`: each node and the flags raised at
+    it, what is folded included)."""
+    p = subprocess.run([binary, "diagnose", store, "--run", run, "--json"], capture_output=True,
+                       text=True, check=True)
+    return json.loads(p.stdout)
 
 
 def main():
@@ -45,22 +54,25 @@ def main():
     have = [n for n in labels
             if all(os.path.isdir(os.path.join(s, "runs", n))
                    for s in (args.dumps_store, args.watch_store))]
-    same = right_d = right_w = 0
-    print(f"{'run':<40} {'same':<5} {'dumps':<6} {'watch':<6} flags (dumps | watch)")
+    same = same_where = right_d = right_w = 0
+    print(f"{'run':<40} {'same':<5} {'where':<6} {'dumps':<6} {'watch':<6} "
+          "flags (dumps | watch)")
     for name in have:
         rd, fd, a = flags(args.bin, args.dumps_store, name)
         rw, fw, b = flags(args.bin, args.watch_store, name)
         jd = score.judge(labels[name], rd, severe, fd)
         jw = score.judge(labels[name], rw, severe, fw)
+        at = where(args.bin, args.dumps_store, name) == where(args.bin, args.watch_store, name)
         same += a == b
+        same_where += at
         right_d += jd["right"]
         right_w += jw["right"]
-        print(f"{name:<40} {'yes' if a == b else 'NO':<5} "
+        print(f"{name:<40} {'yes' if a == b else 'NO':<5} {'yes' if at else 'NO':<6} "
               f"{'right' if jd['right'] else 'WRONG':<6} {'right' if jw['right'] else 'WRONG':<6} "
               f"{','.join(a) or '-'} | {','.join(b) or '-'}")
     n = len(have)
-    print(f"paths: {same}/{n} runs raise the same flags; dumps right {right_d}/{n}, "
-          f"watch right {right_w}/{n}")
+    print(f"paths: {same}/{n} runs raise the same flags, {same_where}/{n} on the same nodes; "
+          f"dumps right {right_d}/{n}, watch right {right_w}/{n}")
     return 0
 
 

@@ -5,6 +5,7 @@ into a store without their tensors, and write the labels.
     /root/.cache/somatize/torch-venv/bin/python bench/verdict/generate.py [--only A,B] [--jobs N]
     ... generate.py --reimport          # re-import the cached dumps, no training
     ... generate.py --store S --dumps D --labels L --watch-store W   # also through watch
+    ... [--watch-same-store W2]   # and through a watch of only the dumped steps
 
 Without --only the store is made afresh. With --only the named runs are replaced in place
 (the store's append-only listing.jsonl then names them twice; commit a corpus from a full run
@@ -489,10 +490,12 @@ OPT_NAME = {"sgd": "SGD", "sgd_m": "SGD momentum 0.9", "adam": "Adam",
 # ---------------------------------------------------------------------------------------------
 
 
-def train(run, out_dir, watch_store=None):
+def train(run, out_dir, watch_store=None, same_store=None):
     """Train `run`, dump it into `out_dir`, and return what the label check needs. With
     `watch_store`, the same training is also recorded through `somatize.torch.watch` (at the
-    run's `every`) into that store, as run `run["name"]`: the watch path of the same run."""
+    run's `every`, the norms every step as by default) into that store, as run `run["name"]`:
+    the watch path of the same run. With `same_store`, also through a second watch that
+    records what the dumps hold (`norms_every` = `every`: only the dumped steps)."""
     import numpy as np
     import torch
 
@@ -534,13 +537,16 @@ def train(run, out_dir, watch_store=None):
 
     for name, m in nodes:
         m.register_forward_hook(hook(name))
-    watch = None
-    if watch_store:
+    watches = []
+    if watch_store or same_store:
         # This checkout's package (not one installed in the venv from another commit).
         sys.path.insert(0, os.path.join(ROOT, "python"))
         import somatize.torch as st
-        watch = st.watch(model, opt, store=watch_store, run=run["name"], every=run["every"],
-                         apart=extra.get("apart", []))
+        for store, norms_every in ((watch_store, 1), (same_store, run["every"])):
+            if store:
+                watches.append(st.watch(model, opt, store=store, run=run["name"],
+                                        every=run["every"], norms_every=norms_every,
+                                        apart=extra.get("apart", [])))
 
     os.makedirs(out_dir, exist_ok=True)
     for f in os.listdir(out_dir):
@@ -598,11 +604,11 @@ def train(run, out_dir, watch_store=None):
                 arrays[f"update.{k}"] = (p.detach() - before[k]).numpy().astype(np.float32)
             nonfinite += sum(int((~np.isfinite(a)).sum()) for a in arrays.values())
             np.savez(os.path.join(out_dir, f"step_{step:06d}.npz"), **arrays)
-        if watch is not None:
+        for watch in watches:
             watch.step(loss)
         if run.get("stop") and losses[-1] > run["stop"] * losses[0]:
             break  # stopped by hand before any NaN, as a user who sees the loss climb would
-    if watch is not None:
+    for watch in watches:
         watch.close()
     graph = {"nodes": []}
     for name, m in nodes:
@@ -843,8 +849,8 @@ def do_import(binary, dump_dir, store, name):
 
 def one(args):
     """Train one run and label it: (name, label, None) or (name, None, why it failed)."""
-    run, dumps, watch_store = args
-    facts = train(run, os.path.join(dumps, run["name"]), watch_store)
+    run, dumps, watch_store, same_store = args
+    facts = train(run, os.path.join(dumps, run["name"]), watch_store, same_store)
     try:
         return run["name"], label(run, facts), None
     except AssertionError as e:
@@ -873,11 +879,16 @@ def main():
                     help="also record each run as it trains through somatize.torch.watch into "
                          "this store (the watch path of the same runs, scored beside the "
                          "dumps'; see docs/verdict-benchmark.md)")
+    ap.add_argument("--watch-same-store",
+                    help="also record each run through a second watch that records only the "
+                         "steps the dumps hold (norms_every = the run's every): the two paths "
+                         "on the same data")
     args = ap.parse_args()
-    if args.watch_store:
-        # The watch's companion is the binary the dumps are imported with.
-        os.environ["SOMATIZE_BIN"] = os.path.abspath(somatize_bin(args.bin))
-        os.makedirs(args.watch_store, exist_ok=True)
+    for store in (args.watch_store, args.watch_same_store):
+        if store:
+            # The watch's companion is the binary the dumps are imported with.
+            os.environ["SOMATIZE_BIN"] = os.path.abspath(somatize_bin(args.bin))
+            os.makedirs(store, exist_ok=True)
     all_runs = runs()
     for r in all_runs:
         r["seed"] += args.seed_offset
@@ -898,7 +909,7 @@ def main():
         with open(args.labels) as f:
             labels = json.load(f).get("runs", {})
     if not args.reimport:
-        todo = [(r, args.dumps, args.watch_store) for r in chosen]
+        todo = [(r, args.dumps, args.watch_store, args.watch_same_store) for r in chosen]
         if args.jobs > 1:
             with ProcessPoolExecutor(args.jobs) as ex:
                 results = list(ex.map(one, todo))

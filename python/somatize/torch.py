@@ -14,8 +14,9 @@ as one small float64 tensor; only numbers cross to the companion, in the frame's
 
 What is measured when (docs/recording.md):
 
-- every step: ``param_norm``, ``grad_norm``, non-finite counts (``nan``, ``inf``,
-  ``nonfinite``) and the loss;
+- every step (every ``norms_every`` steps, default 1; a step that is neither this nor a
+  full or kept one is not recorded): ``param_norm``, ``grad_norm``, non-finite counts
+  (``nan``, ``inf``, ``nonfinite``) and the loss;
 - every ``every`` steps (default 10; 1: every step; 0: never), the full summaries: also
   ``param_absmax``, ``param_mean_abs``, ``grad_mean_abs``, ``grad_zero_fraction``, the update
   (``update_norm``, ``update_ratio``, ``update_steps``: the optimizer step that produced this
@@ -26,8 +27,8 @@ What is measured when (docs/recording.md):
   reads, never across a norm), and the singular-value metrics of the update, the gradient
   (``*_erank``, ``*_srank``, ``update_stable_rank``; with the node's output, ``rank_samples``,
   ``rank_dims`` = min(rows, cols, samples) and ``*_erank_fraction``) and the output as a
-  (positions × units) matrix of at most 4096 rows at an even stride (``feature_*``; rank.rs's
-  caps);
+  (positions × units) matrix (``feature_*``), each of a sample of at most 64 rows and 128
+  columns at an even stride (rank.rs's), all of a step's in one batched decomposition;
 - every ``keep_tensors_every`` steps (0: never): the whole tensors ``param.*``, ``grad.*`` and
   ``act.*``, for figures and offline analysis.
 
@@ -656,7 +657,8 @@ class Watch:
     the script dies of an exception, and by ``with``)."""
 
     def __init__(self, model, optimizer=None, store=None, run=None, *, every=None,
-                 keep_tensors_every=0, writer=None, channel=None, durable=True, apart=()):
+                 norms_every=1, keep_tensors_every=0, writer=None, channel=None, durable=True,
+                 apart=()):
         if isinstance(model, torch.nn.Module) and hasattr(model, "_orig_mod"):
             model = model._orig_mod  # torch.compile: the hooks go on the original modules
         if not isinstance(model, torch.nn.Module):
@@ -667,6 +669,9 @@ class Watch:
         self.keep_tensors_every = int(keep_tensors_every or 0)
         if self.every < 0 or self.keep_tensors_every < 0:
             raise WatchError("every and keep_tensors_every are step counts (0: never)")
+        self.norms_every = int(norms_every)
+        if self.norms_every < 1:
+            raise WatchError(f"norms_every is a step count of at least 1, not {norms_every!r}")
         self.model = model
         self.optimizer = optimizer
         self.forward = 0
@@ -786,6 +791,12 @@ class Watch:
 
     def _full(self, forward):
         return self.every > 0 and forward % self.every == 0
+
+    def _recording(self, forward):
+        """Whether step ``forward`` is recorded at all: every ``norms_every``-th step, and
+        every full or kept one."""
+        return (forward % self.norms_every == 0 or self._full(forward)
+                or (self.keep_tensors_every > 0 and forward % self.keep_tensors_every == 0))
 
     def _measuring_acts(self):
         return self._full(self.forward)
@@ -971,7 +982,7 @@ class Watch:
         return {id(p) for g in self.optimizer.param_groups for p in g["params"]}
 
     def _step_pre(self, optimizer, args, kwargs):
-        if not self.closed:
+        if not self.closed and self._recording(self.forward):
             self._measure_params()
 
     def _step_post(self, optimizer, args, kwargs):
@@ -1000,6 +1011,9 @@ class Watch:
                 raise WatchError(f"watch.step(loss): a scalar loss, not one of shape "
                                  f"{tuple(loss.shape)} (reduce it, e.g. loss.mean())")
         forward = self.forward
+        if not self._recording(forward):
+            self._clear_step()
+            return forward
         if self._params_now is None:
             self._measure_params()
         pvec, gi, exact_p, exact_g, full = self._params_now
@@ -1050,6 +1064,11 @@ class Watch:
         facts = self._facts()
         tensors = self._whole_tensors(forward) if self._keeping() else None
         self._send(forward, loss, facts, stats, tensors)
+        self._clear_step()
+        return forward
+
+    def _clear_step(self):
+        """Forget this step's measurements and go on to the next forward."""
         self._units = {}
         self._summaries = {}
         self._acts = {}
@@ -1062,7 +1081,6 @@ class Watch:
             node.calls, node.began, node.took, node.feature = 0, None, 0, None
             node.ndim_now, node.rule_now, node.deferred, node.samples = None, None, [], 0
         self.forward += 1
-        return forward
 
     def _finish_outputs(self):
         """This step's activation scalars of every node with a measured output: ``{"rows": a
@@ -1365,8 +1383,8 @@ def _exact(t):
 def watch(model, optimizer=None, store=None, run=None, show=False, **kw):
     """Watch ``model`` (and the updates ``optimizer`` applies) into ``store``/``run``, or into
     the channel of the ``somatize record`` this runs under. See ``Watch`` and the module doc;
-    keywords: ``every`` (full summaries every N steps, default 10; 0: never),
-    ``keep_tensors_every`` (default 0: never), ``apart`` (pairs of node names, two groups that
+    keywords: ``every`` (full summaries every N steps, default 10; 0: never), ``norms_every``
+    (the norms every N steps, default 1: every step), ``keep_tensors_every`` (default 0: never), ``apart`` (pairs of node names, two groups that
     should not see the same thing: their outputs' CKA on full steps, for LEAKAGE),
     ``writer``, ``channel``, ``durable``; ``show=True`` draws the run under the notebook cell
     as it trains (a ``somatize.Live`` fed by this watch; ``somatize.widget.watching``)."""

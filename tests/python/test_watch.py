@@ -57,6 +57,24 @@ def test_the_four_lines_write_a_run_the_cli_reads(tmp_path):
     assert len(forwards(tmp_path, run="tuesday")) == 7
 
 
+def test_norms_every_records_only_those_steps_and_the_full_ones(tmp_path):
+    model = mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    w = st.watch(model, opt, store=tmp_path, run="sparse", every=4, norms_every=3)
+    train(model, opt, w, 10)
+    w.close()
+    # Steps 0, 3, 6, 9 (norms) and 0, 4, 8 (full); the forwards keep their step numbers.
+    assert [f for f, _ in curve(tmp_path, run="sparse")] == [0, 3, 4, 6, 8, 9]
+    measured = {f: facts(tmp_path, run="sparse", forward=f)[0]["measured"]
+                for f in (0, 3, 4, 6, 8, 9)}
+    assert measured == {0: "full", 3: "norms", 4: "full", 6: "norms", 8: "full", 9: "norms"}
+    # A full forward carries its own step's update, whatever was skipped before it.
+    numbers = seen(tmp_path, run="sparse")
+    assert numbers["0"]["update_steps"] == 1.0
+    with pytest.raises(st.WatchError, match="norms_every"):
+        st.watch(mlp(), store=tmp_path, run="bad", norms_every=0)
+
+
 def test_a_context_manager_marks_an_exception_broke(tmp_path):
     model = mlp()
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
