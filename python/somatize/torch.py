@@ -536,14 +536,15 @@ def _spectra(samples):
     batch = torch.zeros(b, SPECTRUM_MAX_ROWS, SPECTRUM_MAX_COLS, dtype=torch.float64, device=dev)
     for i, m in enumerate(samples):
         batch[i, :m.shape[0], :m.shape[1]] = m
-    finite = torch.isfinite(batch).flatten(1).all(1)
-    batch = torch.where(finite[:, None, None], batch, torch.zeros((), dtype=batch.dtype,
-                                                                  device=dev))
     # Ranks do not depend on scale: each sample divided by its largest |entry| first, so its
-    # Gram matrix neither overflows nor underflows.
-    top = batch.abs().amax(dim=(1, 2))
-    batch = batch / torch.where(top > 0, top, torch.ones_like(top))[:, None, None]
+    # Gram matrix neither overflows nor underflows. That largest |entry| is NaN or infinite
+    # just when an entry is: such a sample's Gram matrix is zeroed and it is marked.
+    top = torch.linalg.vector_norm(batch, float("inf"), dim=(1, 2))
+    finite = torch.isfinite(top)
+    batch.div_(torch.where(top > 0, top, torch.ones_like(top))[:, None, None])
     gram = batch @ batch.transpose(1, 2)
+    gram = torch.where(finite[:, None, None], gram, torch.zeros((), dtype=gram.dtype,
+                                                                device=dev))
     # Ascending eigenvalues, largest first, as singular values (rounding below zero is zero).
     sv = torch.linalg.eigvalsh(gram).flip(1).clamp(min=0).sqrt()
     k = torch.tensor([min(m.shape) for m in samples], device=dev)
