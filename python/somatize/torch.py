@@ -652,6 +652,20 @@ class _Node:
         self.feature = None     # this step's output sample for its spectrum, on the device
 
 
+def _unwrapped(model):
+    """The model the user wrote, under torch.compile's and the data-parallel wrappers: the
+    hooks go on the original modules, and the nodes are named as in a run of one process."""
+    while isinstance(model, torch.nn.Module):
+        if hasattr(model, "_orig_mod"):  # torch.compile
+            model = model._orig_mod
+        elif isinstance(model, (torch.nn.parallel.DistributedDataParallel,
+                                torch.nn.DataParallel)):
+            model = model.module
+        else:
+            break
+    return model
+
+
 class Watch:
     """What ``watch`` returns: call ``step(loss)`` once per training step (after
     ``optimizer.step()``), and ``close()`` at the end (also done at exit, with the error when
@@ -660,8 +674,7 @@ class Watch:
     def __init__(self, model, optimizer=None, store=None, run=None, *, every=None,
                  norms_every=1, keep_tensors_every=0, writer=None, channel=None, durable=True,
                  apart=()):
-        if isinstance(model, torch.nn.Module) and hasattr(model, "_orig_mod"):
-            model = model._orig_mod  # torch.compile: the hooks go on the original modules
+        model = _unwrapped(model)
         if not isinstance(model, torch.nn.Module):
             raise WatchError(f"watch(model): a torch.nn.Module, not {type(model).__name__}")
         if not any(True for _ in model.parameters()):

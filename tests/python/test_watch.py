@@ -299,13 +299,18 @@ def test_a_distributed_rank_writes_as_its_rank(tmp_path):
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0, world_size=1)
     try:
         model = mlp()
-        opt = torch.optim.SGD(model.parameters(), lr=0.05)
-        w = st.watch(model, opt, store=tmp_path, run="ddp")
-        train(model, opt, w, 2)
+        ddp = torch.nn.parallel.DistributedDataParallel(model)
+        opt = torch.optim.SGD(ddp.parameters(), lr=0.05)
+        w = st.watch(ddp, opt, store=tmp_path, run="ddp", every=1)
+        train(ddp, opt, w, 2)
         w.close()
     finally:
         dist.destroy_process_group()
     assert {r["writer"] for r in forwards(tmp_path, run="ddp")} == {"rank0"}
+    # The wrapper is looked through: the nodes are named as in a run of one process.
+    numbers = seen(tmp_path, run="ddp")
+    assert {"0", "1", "2"} <= set(numbers) and not any(n.startswith("module") for n in numbers)
+    assert "act_var" in numbers["1"] and "grad_norm" in numbers["0"]
 
 
 def test_autocast_outputs_are_measured_in_float32(tmp_path):
