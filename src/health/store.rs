@@ -109,6 +109,10 @@ pub struct RunHealth {
     pub places: BTreeMap<String, String>,
     /// Forwards or lines skipped, and why (a bad index line, a missing or corrupt blob).
     pub skipped: Vec<String>,
+    /// Each writer's own forwards, when the run's writers are processes of one network (the
+    /// ranks of a data-parallel job: [`somatize_verdict::same_network`]); else empty. The
+    /// verdict judges them apart and reads them together ([`somatize_verdict::ranks`]).
+    pub writers: Vec<(String, Vec<Forward>)>,
 }
 
 /// One forward's nodes from its stats and facts, in declaration order.
@@ -190,6 +194,7 @@ pub fn read<F: StoreFs>(
     let items = lines(store, run, last, &mut skipped).map_err(|e| HealthError::in_run(run, e))?;
     let mut forwards: Vec<Forward> = Vec::new();
     let mut places = BTreeMap::new();
+    let mut by_writer: BTreeMap<String, Vec<Forward>> = BTreeMap::new();
     for item in items {
         if item.entry.blob.is_none() {
             continue;
@@ -209,6 +214,14 @@ pub fn read<F: StoreFs>(
             places.insert(f.node.clone(), f.where_.clone());
         }
         let nodes = nodes_of(stats, &facts, graph.as_ref());
+        let own = by_writer.entry(item.writer.to_string()).or_default();
+        match own.last_mut() {
+            Some(f) if f.number == item.entry.forward => f.nodes.extend(nodes.iter().cloned()),
+            _ => own.push(Forward {
+                number: item.entry.forward,
+                nodes: nodes.clone(),
+            }),
+        }
         match forwards.last_mut() {
             Some(f) if f.number == item.entry.forward => f.nodes.extend(nodes),
             _ => forwards.push(Forward {
@@ -223,13 +236,31 @@ pub fn read<F: StoreFs>(
             skipped,
         });
     }
+    let mut writers: Vec<(String, Vec<Forward>)> = by_writer.into_iter().collect();
+    // rank2 before rank10.
+    writers.sort_by_key(|(a, _)| natural(a));
+    if !somatize_verdict::same_network(&writers) {
+        writers.clear();
+    }
     Ok(RunHealth {
         run: run.to_string(),
         graph,
         forwards,
         places,
         skipped,
+        writers,
     })
+}
+
+/// A name's digits read as a number, so `rank2` sorts before `rank10`.
+fn natural(name: &str) -> (String, u64, String) {
+    let head = name.trim_end_matches(|c: char| c.is_ascii_digit());
+    let digits = &name[head.len()..];
+    (
+        head.to_string(),
+        digits.parse().unwrap_or(0),
+        name.to_string(),
+    )
 }
 
 /// A diagnosis: the verdict, the thresholds it was taken at, and over what.
@@ -381,9 +412,14 @@ impl RunHealth {
         seen
     }
 
-    /// The verdict at `t` over the forwards read, judged over time.
+    /// The verdict at `t` over the forwards read, judged over time (the writers of one
+    /// network each on their own, then read together).
     pub fn diagnose(&self, t: &Thresholds) -> Diagnosis {
-        let judgement = judge(&self.forwards, t);
+        let judgement = if self.writers.is_empty() {
+            judge(&self.forwards, t)
+        } else {
+            somatize_verdict::judge_writers(&self.writers, t)
+        };
         Diagnosis {
             run: self.run.clone(),
             forwards: self.forwards.iter().map(|f| f.number).collect(),
@@ -393,9 +429,23 @@ impl RunHealth {
         }
     }
 
-    /// One node's values of one metric over the forwards read, as `(forward, value)`.
+    /// One node's values of one metric over the forwards read, as `(forward, value)`; at
+    /// `writer/node`, that writer's (the verdict's name for a finding of one rank).
     pub fn history(&self, node: &str, of: &str) -> Vec<(u64, f64)> {
+        if let Some((fs, name)) = self.writer_of(node) {
+            return somatize_verdict::series(fs, name, of);
+        }
         somatize_verdict::series(&self.forwards, node, of)
+    }
+
+    /// The writer's forwards and the node's own name, for a name `writer/node` of one of the
+    /// run's writers of one network.
+    fn writer_of<'a>(&'a self, node: &'a str) -> Option<(&'a [Forward], &'a str)> {
+        let (w, name) = node.split_once('/')?;
+        self.writers
+            .iter()
+            .find(|(x, _)| x == w)
+            .map(|(_, fs)| (fs.as_slice(), name))
     }
 
     /// The graph's node names in declaration order (else the nodes seen, in order).
@@ -411,7 +461,40 @@ impl RunHealth {
     pub fn overlay(&self, d: &Diagnosis) -> Vec<(String, Vec<String>)> {
         let names = self.node_names();
         let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-        fold(&d.verdict, &refs)
+        if self.writers.is_empty() {
+            return fold(&d.verdict, &refs);
+        }
+        // A finding of one rank (`rank3/fc1`) is drawn on its node, named with the rank.
+        let mut plain = Verdict::new();
+        let mut ranked: Vec<(String, String)> = Vec::new();
+        for (key, flags) in d.verdict.iter() {
+            match self.writer_of(key) {
+                Some((_, name)) => {
+                    let w = &key[..key.len() - name.len() - 1];
+                    let at = within(name, &refs);
+                    for f in flags {
+                        ranked.push((
+                            at.to_string(),
+                            if at == name {
+                                format!("{f} on {w}")
+                            } else {
+                                format!("{f} in {name} on {w}")
+                            },
+                        ));
+                    }
+                }
+                None => flags.iter().for_each(|f| plain.raise(key, *f)),
+            }
+        }
+        let mut out = fold(&plain, &refs);
+        for (at, label) in ranked {
+            match out.iter_mut().find(|(n, _)| *n == at) {
+                Some((_, list)) => list.push(label),
+                None => out.push((at, vec![label])),
+            }
+        }
+        out.sort_by_key(|(n, _)| refs.iter().position(|r| r == n).unwrap_or(usize::MAX));
+        out
     }
 
     /// What is wrong, loudly: one alert per fault of the diagnosis (the head first), with

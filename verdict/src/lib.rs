@@ -10,6 +10,7 @@ pub mod flags;
 pub mod judge;
 pub mod kinds;
 pub mod metrics;
+pub mod ranks;
 pub mod rules;
 pub mod seen;
 pub mod thresholds;
@@ -20,6 +21,7 @@ pub use flags::{Flag, FlagKind, Verdict};
 pub use judge::{judge, Fault, Finding, Judgement};
 pub use kinds::{classify, KindClass};
 pub use metrics::{Metric, VOCABULARY};
+pub use ranks::{judge_writers, same_network};
 pub use seen::{latest, series, Forward, NodeSeen};
 pub use thresholds::{Bound, Origin, ThresholdError, Thresholds, BOUNDS};
 
