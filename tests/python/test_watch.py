@@ -439,3 +439,18 @@ def test_an_element_wise_node_takes_the_layout_of_the_node_declared_before_it(tm
     assert layouts[0]["relu"] == "NCHW"
     assert layouts[1]["relu"] == "NHWD"  # with no conv output before it: the last axis
     assert "units" not in seen(tmp_path, run="order", last=1).get("relu", {})
+
+
+@pytest.mark.parametrize("n", [0, 10, 1 << 18, (1 << 18) + 5, (1 << 24) + 3])
+def test_abs_summaries_in_blocks_are_those_of_the_whole(n):
+    # Σ|x|, max |x| and the count of non-zeros, taken a cache-sized block at a time on the
+    # CPU, against float64 over the whole tensor (one in seven entries zero; past 2^24 entries
+    # a float32 count would no longer be exact).
+    torch.manual_seed(0)
+    x = torch.randn(n)
+    x[::7] = 0
+    l1, top, nonzero = (v.item() for v in st._abs_summaries(x, zeros=True))
+    assert nonzero == int((x != 0).sum())
+    assert top == (x.abs().max().item() if n else 0.0)
+    want = x.double().abs().sum().item()
+    assert abs(l1 - want) <= 1e-6 * want
