@@ -67,7 +67,7 @@ test("the seed functions over a store in Chromium, through the worker (npm, brow
     costs: ["scan", "fetch"],
     within: "net",
     about: "OVERSTEPPING",
-    codes: ["SOMATIZE_NO_SUCH_RUN", "SOMATIZE_UNKNOWN_OPTION", "SOMATIZE_BAD_OPTION", "SOMATIZE_NOT_A_STORE"],
+    codes: ["NO_SUCH_RUN", "UNKNOWN_OPTION", "BAD_OPTION", "NOT_A_STORE"],
   });
   assert.deepEqual(seen.errors, []);
   await page.close();

@@ -1,0 +1,100 @@
+// The Node entry's store worker (a worker_threads Worker started by node.js): its own instance
+// of the wasm core holds the stores opened by path, URL or bytes, and does their reads (files
+// by range, HTTP by a fetch thread it waits on), so that the calling thread's event loop never
+// waits for a store. The protocol is the browser worker's (worker.js): {id, method, args} in,
+// {id, result} or {id, error} out; a trap of the wasm answers `fatal` and refuses what follows,
+// and the package (client.js) replaces this worker.
+import { isMainThread, parentPort, workerData } from "node:worker_threads";
+import { statSync } from "node:fs";
+import { crc32 } from "node:zlib";
+
+if (!isMainThread && workerData?.somatizeStore) {
+  const { initSync, StoreHandle, useErrorClass, useHostCrc32 } = await import("./wasm/somatize.js");
+  const { folderSource, snapshotFile, httpRequester } = await import("./sources-node.js");
+  const { httpSnapshot, httpSource } = await import("./sources.js");
+  const { SomatizeError, errorData } = await import("./errors.js");
+  const wasm = initSync({ module: workerData.somatizeStore });
+  useErrorClass(SomatizeError);
+  if (typeof crc32 === "function") useHostCrc32(crc32);
+
+  const stores = new Map(); // handle -> {handle: StoreHandle, source}
+  let nextHandle = 1;
+
+  /** Open what the calling thread described: {path}, {url, snapshot?} or {bytes}. */
+  function openOf(what, options) {
+    if (what.url !== undefined) {
+      const request = httpRequester();
+      const name = options.name ?? what.url;
+      try {
+        const snapshot = options.snapshot ?? /\.zip$/i.test(new URL(what.url).pathname);
+        const src = snapshot ? httpSnapshot(what.url, request) : httpSource(what.url, request);
+        const handle = snapshot ? StoreHandle.openSnapshot(src, name) : StoreHandle.openFiles(src, name);
+        return { handle, source: { counts: src.counts, close: request.close } };
+      } catch (e) {
+        request.close();
+        throw e;
+      }
+    }
+    if (what.path !== undefined) {
+      const name = options.name ?? what.path;
+      if (statSync(what.path).isDirectory()) {
+        const src = folderSource(what.path);
+        return { handle: StoreHandle.openFiles(src, name), source: src };
+      }
+      const src = snapshotFile(what.path);
+      try {
+        return { handle: StoreHandle.openSnapshot(src, name), source: src };
+      } catch (e) {
+        src.close();
+        throw e;
+      }
+    }
+    const handle = StoreHandle.openSnapshot(what.bytes, options.name ?? "store");
+    return { handle, source: { counts: { reads: 0, bytes: 0 } } };
+  }
+
+  function storeOf(handle) {
+    const s = stores.get(handle);
+    if (!s) throw new Error("the store is closed");
+    return s;
+  }
+
+  const methods = {
+    open(what, options = {}) {
+      const id = nextHandle++;
+      stores.set(id, openOf(what, options));
+      return { handle: id };
+    },
+    call: (handle, name, options) => storeOf(handle).handle.call(name, options),
+    stats: (handle) => ({ ...storeOf(handle).source.counts }),
+    refresh: (handle) => storeOf(handle).handle.refreshed(), // the next health answer asks whether the run grew
+    close(handle) {
+      const s = stores.get(handle);
+      stores.delete(handle);
+      s?.handle.free();
+      s?.source.close?.();
+    },
+    memory: () => ({ wasm: wasm.memory.buffer.byteLength }),
+  };
+
+  /** Whether `e` is a trap of the wasm instance, after which it cannot be trusted. */
+  const isTrap = (e) => e instanceof WebAssembly.RuntimeError || (e instanceof RangeError && /call stack/i.test(e.message));
+  let trapped = null;
+
+  parentPort.on("message", ({ id, method, args }) => {
+    try {
+      if (trapped) throw Object.assign(new Error(`this worker's wasm trapped earlier (${trapped})`), { fatal: true });
+      const m = Object.hasOwn(methods, method) ? methods[method] : undefined;
+      if (!m) throw new Error(`no worker method ${JSON.stringify(method)}`);
+      parentPort.postMessage({ id, result: m(...args) });
+    } catch (e) {
+      const error = errorData(e);
+      if (isTrap(e) || e?.fatal) {
+        trapped ??= `${error.name}: ${error.message}`;
+        error.fatal = true;
+        error.message = `${error.message} (the somatize core trapped in ${method}; its worker is restarted)`;
+      }
+      parentPort.postMessage({ id, error });
+    }
+  });
+}
