@@ -13,6 +13,7 @@
 import { Worker } from "node:worker_threads";
 import { availableParallelism } from "node:os";
 import { CONTROL } from "./helper-worker-node.js";
+import { workerExecArgv } from "./sources-node.js";
 
 const SLOTS_PER_HELPER = 4;
 const FIELDS = { full: 13, light: 3 };
@@ -61,7 +62,7 @@ export class HelperPool {
 
   spawn() {
     while (this.workers.length < this.size) {
-      const w = new Worker(new URL("./helper-worker-node.js", import.meta.url), { workerData: { somatizeHelper: this.module, ready: this.ready } });
+      const w = new Worker(new URL("./helper-worker-node.js", import.meta.url), { workerData: { somatizeHelper: this.module, ready: this.ready }, execArgv: workerExecArgv() });
       const drop = () => {
         const i = this.workers.indexOf(w);
         if (i >= 0) this.workers.splice(i, 1);

@@ -7,7 +7,7 @@ import { Worker } from "node:worker_threads";
 import { crc32 } from "node:zlib";
 import { initSync, StoreHandle, tensorStats as statsOfFile, tensorKeys, useBlockHelpers, useErrorClass, useHostCrc32 } from "./core.js";
 import { HelperPool } from "./helpers-node.js";
-import { folderSource, snapshotFile } from "./sources-node.js";
+import { folderSource, snapshotFile, workerExecArgv } from "./sources-node.js";
 import { Store } from "./store.js";
 import { WorkerClient, Opened } from "./client.js";
 import { SomatizeError } from "./errors.js";
@@ -82,7 +82,7 @@ function inProcess(handle, source) {
 /** Start the store worker (store-worker-node.js) for the WorkerClient (client.js): it keeps the
  * process alive only while a call waits on it. */
 function spawn({ message, error }) {
-  const worker = new Worker(new URL("./store-worker-node.js", import.meta.url), { workerData: { somatizeStore: module } });
+  const worker = new Worker(new URL("./store-worker-node.js", import.meta.url), { workerData: { somatizeStore: module }, execArgv: workerExecArgv() });
   worker.on("message", message);
   worker.on("error", (e) => error(e?.message ?? String(e)));
   worker.on("exit", (code) => error(`it exited with code ${code}`));
