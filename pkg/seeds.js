@@ -9,10 +9,12 @@ import { SomatizeError } from "./errors.js";
 
 /** A SomatizeError with a stable code, as the core's errors carry (pkg/README.md). */
 const somatizeError = (code, message) => new SomatizeError(code, message);
+/** An argument of the wrong type: a TypeError, as JS has it, with the same stable code. */
+const typeError = (code, message) => Object.assign(new TypeError(message), { code });
 
 function check(store, name) {
   if (!(store instanceof Store)) {
-    throw somatizeError("NOT_A_STORE", `${name}(store, options): the first argument is an open Store (await openStore(path)), not ${store === null ? "null" : typeof store}`);
+    throw typeError("NOT_A_STORE", `${name}(store, options): the first argument is an open Store (await openStore(path)), not ${store === null ? "null" : typeof store}`);
   }
 }
 
@@ -27,7 +29,7 @@ const plain = (name) => (store, options) => (check(store, name), store.call(name
 const listed = (name) => async (store, options) => (check(store, name), rows(await store.call(name, options)));
 const figure = (kind) => (store, options = {}) => {
   check(store, kind);
-  if (options === null || typeof options !== "object") throw somatizeError("BAD_OPTION", `${kind}(store, options): options is an object`);
+  if (options === null || typeof options !== "object") throw typeError("BAD_OPTION", `${kind}(store, options): options is an object`);
   if ("kind" in options) throw somatizeError("UNKNOWN_OPTION", `${kind}(store, options): unknown option kind (the function names the figure)`);
   return store.figure({ ...options, kind });
 };

@@ -53,11 +53,15 @@ for (const [where, open] of [["in the worker thread", (p) => openStore(p)], ["on
   });
 }
 
-test("functions on this thread: observeTensors and the seeds' functions throw SomatizeErrors too", async () => {
+test("functions on this thread: observeTensors and the seeds' functions throw SomatizeErrors too (a TypeError for a non-store)", async () => {
   const t = { key: "param.w", shape: [2], values: new Float32Array([1, 2]) };
   const spec = { source: "param", selector: "w", reduction: "l2" };
   assert.throws(() => observeTensors([{ ...t, colour: "red" }], [spec]), (e) => e instanceof SomatizeError && e.code === "UNKNOWN_OPTION");
-  await rejectsWith(runs("x"), { code: "NOT_A_STORE" });
+  // Not a store at all: an argument of the wrong type, a TypeError with the code.
+  await assert.rejects(runs("x"), (e) => e instanceof TypeError && e.code === "NOT_A_STORE");
+  const store0 = await openStore(s.store);
+  await rejectsWith(runs(store0, {}), { code: "UNKNOWN_OPTION" });
+  await store0.close();
   const store = await openStore(s.store);
   await rejectsWith(nodes(store, { run: "mlp", of: "x" }), { code: "UNKNOWN_OPTION" });
   await store.close();
