@@ -119,9 +119,9 @@ impl Coded for ReadbackError {
         match self {
             ReadbackError::Store(e) => e.details(),
             ReadbackError::NoSuchRun { run } => Details::code(codes::NO_SUCH_RUN).run(run),
-            ReadbackError::NoSuchForward { run, forward } => {
-                Details::code(codes::NO_SUCH_FORWARD).run(run).forward(*forward)
-            }
+            ReadbackError::NoSuchForward { run, forward } => Details::code(codes::NO_SUCH_FORWARD)
+                .run(run)
+                .forward(*forward),
             ReadbackError::Forward {
                 run,
                 forward,
@@ -209,12 +209,15 @@ pub(super) fn with_code<T>(call: impl FnOnce() -> Result<T, JsError>) -> Result<
                 set("forward", JsValue::from_f64(forward as f64));
             }
             CLASS.with(|c| {
-                if let Some(class) = c.borrow().as_ref() {
-                    if let Ok(proto) = js_sys::Reflect::get(class, &JsValue::from_str("prototype")) {
-                        if let Some(proto) = proto.dyn_ref::<js_sys::Object>() {
-                            js_sys::Object::set_prototype_of(value.unchecked_ref::<js_sys::Object>(), proto);
-                        }
-                    }
+                let class = c.borrow();
+                let proto = class
+                    .as_ref()
+                    .and_then(|class| js_sys::Reflect::get(class, &"prototype".into()).ok());
+                if let Some(proto) = proto.as_ref().and_then(|p| p.dyn_ref::<js_sys::Object>()) {
+                    js_sys::Object::set_prototype_of(
+                        value.unchecked_ref::<js_sys::Object>(),
+                        proto,
+                    );
                 }
             });
         }

@@ -27,7 +27,7 @@ use serde::{de::DeserializeOwned, Serialize};
 use wasm_bindgen::prelude::*;
 
 use crate::store::{ListedFs, RangeSource, Store, StoreError, StoreFs, ZipFs};
-use errors::{codes, coded, core_err, core_err_in, with_code};
+use errors::{coded, codes, core_err, core_err_in, with_code};
 
 /// Turn a core error into a JS `Error` carrying the core's message.
 fn js_err(e: impl std::fmt::Display) -> JsError {

@@ -71,8 +71,8 @@ impl StoreHandle {
 
     fn open_snapshot_inner(source: JsValue, name: &str) -> Result<StoreHandle, JsError> {
         let zip = ZipFs::new(JsRange::new(source, name)?, name).map_err(core_err)?;
-        let store = Store::open(Box::new(zip) as Box<dyn StoreFs>)
-            .map_err(|e| core_err_in(name, e))?;
+        let store =
+            Store::open(Box::new(zip) as Box<dyn StoreFs>).map_err(|e| core_err_in(name, e))?;
         Ok(StoreHandle {
             store,
             kept: Kept::default(),
@@ -408,15 +408,18 @@ fn fetch_js<F: StoreFs>(store: &Store<F>, o: FetchOpts) -> Result<JsValue, JsErr
         .iter()
         .find(|i| o.writer.as_deref().is_none_or(|w| *i.writer == *w))
         .ok_or_else(|| {
-            coded(codes::NO_SUCH_FORWARD, format!(
-                "run {:?} has no forward {}{}",
-                o.run,
-                o.forward,
-                o.writer
-                    .as_deref()
-                    .map(|w| format!(" from writer {w:?}"))
-                    .unwrap_or_default()
-            ))
+            coded(
+                codes::NO_SUCH_FORWARD,
+                format!(
+                    "run {:?} has no forward {}{}",
+                    o.run,
+                    o.forward,
+                    o.writer
+                        .as_deref()
+                        .map(|w| format!(" from writer {w:?}"))
+                        .unwrap_or_default()
+                ),
+            )
         })?;
     let blob = store
         .fetch(&o.run, &item.writer, &item.entry)
