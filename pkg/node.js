@@ -3,6 +3,7 @@
 // wasm (store-worker-node.js), so their reads never block this thread's event loop.
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { deserialize } from "node:v8";
 import { Worker } from "node:worker_threads";
 import { crc32 } from "node:zlib";
 import { initSync, StoreHandle, tensorStats as statsOfFile, tensorKeys, useBlockHelpers, useErrorClass, useHostCrc32 } from "./core.js";
@@ -79,11 +80,24 @@ function inProcess(handle, source) {
   });
 }
 
+/** An answer the store worker sent in parts (store-worker-node.js, `answer`), taken in one part
+ * at a time, with a turn of the event loop between them (timers and I/O run meanwhile). */
+async function whole(data) {
+  const rows = [];
+  for (const part of data.parts) {
+    for (const row of deserialize(part)) rows.push(row);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  const result = data.rest ? deserialize(data.rest) : rows;
+  if (data.rest) result.rows = rows;
+  return { id: data.id, result };
+}
+
 /** Start the store worker (store-worker-node.js) for the WorkerClient (client.js): it keeps the
  * process alive only while a call waits on it. */
 function spawn({ message, error }) {
   const worker = new Worker(new URL("./store-worker-node.js", import.meta.url), { workerData: { somatizeStore: module }, execArgv: workerExecArgv() });
-  worker.on("message", message);
+  worker.on("message", (data) => (data.parts ? whole(data).then(message) : message(data)));
   worker.on("error", (e) => error(e?.message ?? String(e)));
   worker.on("exit", (code) => error(`it exited with code ${code}`));
   worker.unref();

@@ -6,7 +6,25 @@
 // and the package (client.js) replaces this worker.
 import { isMainThread, parentPort, workerData } from "node:worker_threads";
 import { statSync } from "node:fs";
+import { serialize } from "node:v8";
 import { crc32 } from "node:zlib";
+
+/** Rows per part of a long answer (see `answer`). */
+const PART = 4096;
+
+/**
+ * The message answering call `id` with `result`. A long list (an answer that is one, or its
+ * `rows`) goes in parts of PART rows, each serialized here as postMessage would (node:v8, the
+ * structured clone: Maps, NaN, typed arrays survive), so the calling thread can take them in
+ * one at a time between turns of its event loop (node.js) instead of in one long block.
+ */
+export function answer(id, result) {
+  const rows = Array.isArray(result) ? result : Array.isArray(result?.rows) ? result.rows : null;
+  if (!rows || rows.length <= PART) return { id, result };
+  const parts = [];
+  for (let i = 0; i < rows.length; i += PART) parts.push(serialize(rows.slice(i, i + PART)));
+  return { id, parts, rest: rows === result ? null : serialize({ ...result, rows: [] }) };
+}
 
 if (!isMainThread && workerData?.somatizeStore) {
   const { initSync, StoreHandle, useErrorClass, useHostCrc32 } = await import("./wasm/somatize.js");
@@ -86,7 +104,7 @@ if (!isMainThread && workerData?.somatizeStore) {
       if (trapped) throw Object.assign(new Error(`this worker's wasm trapped earlier (${trapped})`), { fatal: true });
       const m = Object.hasOwn(methods, method) ? methods[method] : undefined;
       if (!m) throw new Error(`no worker method ${JSON.stringify(method)}`);
-      parentPort.postMessage({ id, result: m(...args) });
+      parentPort.postMessage(answer(id, m(...args)));
     } catch (e) {
       const error = errorData(e);
       if (isTrap(e) || e?.fatal) {
