@@ -152,3 +152,10 @@ export const background = {
   /** Bytes of the wasm memory (it grows and is never given back). */
   memory: async () => ({ wasm: wasm.memory.buffer.byteLength }),
 };
+
+/**
+ * TEST ONLY — not part of the package's API (absent from the declarations and the README):
+ * tests/node/async.test.mjs makes the store worker's wasm trap for real through it, to check
+ * that a trap costs only the call that caused it.
+ */
+export const __testOnly = Object.freeze({ trapWorker: () => storeWorker().post("__testTrapForReal") });

@@ -93,6 +93,12 @@ if (!isMainThread && workerData?.somatizeStore) {
       s?.source.close?.();
     },
     memory: () => ({ wasm: wasm.memory.buffer.byteLength }),
+    /** TEST ONLY, not part of the package's API: make this worker's wasm trap for real, as the
+     * browser worker's method of the same name does (worker.js); tests/node/async.test.mjs. */
+    __testTrapForReal() {
+      wasm.__wbindgen_malloc(0x8000_0000, 8);
+      throw new Error("the allocator did not trap"); // reached only if the request was honoured
+    },
   };
 
   /** Whether `e` is a trap of the wasm instance, after which it cannot be trusted. */

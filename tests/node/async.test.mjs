@@ -1,12 +1,13 @@
 // Node layer: store work runs off the calling thread (pkg/store-worker-node.js). A timer keeps
 // ticking while a call scans a large index, its long answer taken in parts; a store served by an http.createServer in this
-// same process opens and answers as from disk (a synchronous read here would deadlock it).
+// same process opens and answers as from disk (a synchronous read here would deadlock it); a
+// trap of the worker's wasm costs only its call.
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { cpSync, createReadStream, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, normalize } from "node:path";
-import { openStore, folderSource, forwards } from "somatize";
+import { openStore, folderSource, forwards, __testOnly } from "somatize";
 import { makeStores, answers } from "./store-fixture.mjs";
 
 let s, big;
@@ -114,4 +115,16 @@ test("a store served by an http.createServer in this same process opens and answ
   } finally {
     server.close();
   }
+});
+
+test("a trap of the store worker's wasm rejects its call; the worker is replaced and open stores answer as before", async () => {
+  const store = await openStore(s.store);
+  const want = await answers(store);
+  const trapped = __testOnly.trapWorker();
+  const waiting = store.listRuns(); // asked behind the trap: answered by the new worker
+  await assert.rejects(trapped, { name: "RuntimeError", message: /unreachable.*the somatize core trapped in __testTrapForReal; its worker is restarted/ });
+  assert.deepEqual(await waiting, want.runs);
+  assert.deepEqual(await answers(store), want, "the store reopened in the new worker");
+  await store.close();
+  await assert.rejects(store.listRuns(), /the store is closed/);
 });
