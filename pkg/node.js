@@ -11,6 +11,7 @@ import { HelperPool } from "./helpers-node.js";
 import { folderSource, snapshotFile, workerExecArgv } from "./sources-node.js";
 import { Store } from "./store.js";
 import { WorkerClient, Opened } from "./client.js";
+import { forwardRowParts } from "./forward-rows.js";
 import { SomatizeError } from "./errors.js";
 
 const module = new WebAssembly.Module(readFileSync(new URL("./wasm/somatize_bg.wasm", import.meta.url)));
@@ -80,24 +81,50 @@ function inProcess(handle, source) {
   });
 }
 
-/** An answer the store worker sent in parts (store-worker-node.js, `answer`), taken in one part
- * at a time, with a turn of the event loop between them (timers and I/O run meanwhile). */
+/** Rows per part of a long answer built here. */
+const PART = 4096;
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+/** An answer the store worker sent in parts or as columns (store-worker-node.js, `answer`),
+ * taken in one part at a time, with a turn of the event loop between them (timers and I/O run
+ * meanwhile). */
 async function whole(data) {
   const rows = [];
-  for (const part of data.parts) {
-    for (const row of deserialize(part)) rows.push(row);
-    await new Promise((resolve) => setImmediate(resolve));
+  const made = () => {
+    const result = data.rest ? deserialize(data.rest) : rows;
+    if (data.rest) result.rows = rows;
+    return { id: data.id, result };
+  };
+  if (data.parts) {
+    for (const part of data.parts) {
+      for (const row of deserialize(part)) rows.push(row);
+      await turn();
+    }
+    return made();
   }
-  const result = data.rest ? deserialize(data.rest) : rows;
-  if (data.rest) result.rows = rows;
-  return { id: data.id, result };
+  if (data.pairs) {
+    const p = data.pairs;
+    for (let i = 0; i < p.length; i += 2) {
+      rows.push([p[i], p[i + 1]]);
+      if ((i / 2) % PART === PART - 1) await turn();
+    }
+    return made();
+  }
+  for (const part of forwardRowParts(data.result.rows.columns, PART)) {
+    for (const row of part) rows.push(row);
+    await turn();
+  }
+  return { id: data.id, result: { ...data.result, rows } };
 }
+
+/** Whether the worker's answer comes in parts or as columns, to be made whole here. */
+const inParts = (data) => data.parts !== undefined || data.pairs !== undefined || data.result?.rows?.columns !== undefined;
 
 /** Start the store worker (store-worker-node.js) for the WorkerClient (client.js): it keeps the
  * process alive only while a call waits on it. */
 function spawn({ message, error }) {
   const worker = new Worker(new URL("./store-worker-node.js", import.meta.url), { workerData: { somatizeStore: module }, execArgv: workerExecArgv() });
-  worker.on("message", (data) => (data.parts ? whole(data).then(message) : message(data)));
+  worker.on("message", (data) => (inParts(data) ? whole(data).then(message) : message(data)));
   worker.on("error", (e) => error(e?.message ?? String(e)));
   worker.on("exit", (code) => error(`it exited with code ${code}`));
   worker.unref();

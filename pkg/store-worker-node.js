@@ -12,27 +12,42 @@ import { crc32 } from "node:zlib";
 /** Rows per part of a long answer (see `answer`). */
 const PART = 4096;
 
+const isNumberPair = (r) => Array.isArray(r) && r.length === 2 && typeof r[0] === "number" && typeof r[1] === "number";
+
 /**
- * The message answering call `id` with `result`. A long list (an answer that is one, or its
- * `rows`) goes in parts of PART rows, each serialized here as postMessage would (node:v8, the
+ * The message answering call `id` with `result`, and what it transfers. Forwards' rows come as
+ * columns (`{rows: {columns}}`, src/wasm/readback.rs): their typed arrays are moved, and the
+ * calling thread builds the rows (pkg/forward-rows.js). A long list of number pairs (curve,
+ * history) comes as one Float64Array. Another long list (an answer that is one, or its `rows`)
+ * goes in parts of PART rows, each serialized here as postMessage would (node:v8, the
  * structured clone: Maps, NaN, typed arrays survive), so the calling thread can take them in
  * one at a time between turns of its event loop (node.js) instead of in one long block.
  */
 export function answer(id, result) {
+  const columns = result?.rows?.columns;
+  if (columns) return [{ id, result }, [columns[1].buffer, columns[2].buffer]];
   const rows = Array.isArray(result) ? result : Array.isArray(result?.rows) ? result.rows : null;
-  if (!rows || rows.length <= PART) return { id, result };
+  if (!rows || rows.length <= PART) return [{ id, result }];
+  const rest = rows === result ? null : serialize({ ...result, rows: [] });
+  if (rows.every(isNumberPair)) {
+    // [[forward, value], …] (curve, history): one Float64Array, which keeps every number's bits.
+    const pairs = new Float64Array(2 * rows.length);
+    rows.forEach(([a, b], i) => pairs.set([a, b], 2 * i));
+    return [{ id, pairs, rest }, [pairs.buffer]];
+  }
   const parts = [];
   for (let i = 0; i < rows.length; i += PART) parts.push(serialize(rows.slice(i, i + PART)));
-  return { id, parts, rest: rows === result ? null : serialize({ ...result, rows: [] }) };
+  return [{ id, parts, rest }];
 }
 
 if (!isMainThread && workerData?.somatizeStore) {
-  const { initSync, StoreHandle, useErrorClass, useHostCrc32 } = await import("./wasm/somatize.js");
+  const { initSync, StoreHandle, useErrorClass, useHostCrc32, useRowColumns } = await import("./wasm/somatize.js");
   const { folderSource, snapshotFile, httpRequester } = await import("./sources-node.js");
   const { httpSnapshot, httpSource } = await import("./sources.js");
   const { SomatizeError, errorData } = await import("./errors.js");
   const wasm = initSync({ module: workerData.somatizeStore });
   useErrorClass(SomatizeError);
+  useRowColumns(true); // forwards' rows cross as columns, built on the calling thread (node.js)
   if (typeof crc32 === "function") useHostCrc32(crc32);
 
   const stores = new Map(); // handle -> {handle: StoreHandle, source}
@@ -110,7 +125,7 @@ if (!isMainThread && workerData?.somatizeStore) {
       if (trapped) throw Object.assign(new Error(`this worker's wasm trapped earlier (${trapped})`), { fatal: true });
       const m = Object.hasOwn(methods, method) ? methods[method] : undefined;
       if (!m) throw new Error(`no worker method ${JSON.stringify(method)}`);
-      parentPort.postMessage(answer(id, m(...args)));
+      parentPort.postMessage(...answer(id, m(...args)));
     } catch (e) {
       const error = errorData(e);
       if (isTrap(e) || e?.fatal) {

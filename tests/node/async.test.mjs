@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { cpSync, createReadStream, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, normalize } from "node:path";
-import { openStore, folderSource, forwards, __testOnly } from "somatize";
+import { openStore, folderSource, forwards, curve, __testOnly } from "somatize";
 import { makeStores, answers } from "./store-fixture.mjs";
 
 let s, big;
@@ -69,6 +69,9 @@ test("a timer keeps ticking while a store scans 300,000 forwards (the same rows 
   assert.equal(on.ticks, 0, "a call on this thread blocks its timers");
   assert.deepEqual(off.answer, on.answer);
   assert.deepEqual(off.answer.skipped, on.answer.skipped);
+  // A long list of pairs (crossing as one Float64Array) and a long list of rows (in parts).
+  assert.deepEqual(await curve(store, { run: "mlp" }), await curve(here, { run: "mlp" }));
+  assert.deepEqual(await store.scan({ run: "mlp" }), await here.scan({ run: "mlp" }));
   await store.close();
   await here.close();
 });
