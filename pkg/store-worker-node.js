@@ -12,7 +12,18 @@ import { crc32 } from "node:zlib";
 /** Rows per part of a long answer (see `answer`). */
 const PART = 4096;
 
-const isNumberPair = (r) => Array.isArray(r) && r.length === 2 && typeof r[0] === "number" && typeof r[1] === "number";
+/** [[forward, value], …] (curve, history) as one Float64Array, which keeps every number's
+ * bits; null when a row is anything else. */
+function numberPairs(rows) {
+  const pairs = new Float64Array(2 * rows.length);
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i];
+    if (!Array.isArray(r) || r.length !== 2 || typeof r[0] !== "number" || typeof r[1] !== "number") return null;
+    pairs[2 * i] = r[0];
+    pairs[2 * i + 1] = r[1];
+  }
+  return pairs;
+}
 
 /**
  * The message answering call `id` with `result`, and what it transfers. Forwards' rows come as
@@ -29,12 +40,8 @@ export function answer(id, result) {
   const rows = Array.isArray(result) ? result : Array.isArray(result?.rows) ? result.rows : null;
   if (!rows || rows.length <= PART) return [{ id, result }];
   const rest = rows === result ? null : serialize({ ...result, rows: [] });
-  if (rows.every(isNumberPair)) {
-    // [[forward, value], …] (curve, history): one Float64Array, which keeps every number's bits.
-    const pairs = new Float64Array(2 * rows.length);
-    rows.forEach(([a, b], i) => pairs.set([a, b], 2 * i));
-    return [{ id, pairs, rest }, [pairs.buffer]];
-  }
+  const pairs = numberPairs(rows);
+  if (pairs) return [{ id, pairs, rest }, [pairs.buffer]];
   const parts = [];
   for (let i = 0; i < rows.length; i += PART) parts.push(serialize(rows.slice(i, i + PART)));
   return [{ id, parts, rest }];
