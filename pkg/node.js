@@ -28,8 +28,9 @@ if (typeof crc32 === "function") useHostCrc32(crc32);
 export * from "./api.js";
 
 /** How many worker threads help observeTensors with a long float32 tensor (2^23 values or more):
- * none by default (the SOMATIZE_HELPERS environment variable sets the starting count); one per
- * core besides this thread, at most 7, is the most that pays; 0 turns them off again. Answers have the same bits with any number. Returns the count before. */
+ * none by default (the SOMATIZE_HELPERS environment variable sets the starting count: a number,
+ * or `auto`); one per core besides this thread, at most 7, is the most that pays; 0 turns them
+ * off again. Answers have the same bits with any number. Returns the count before. */
 export function setHelpers(n) {
   const before = helpers.size;
   helpers.resize(n);
