@@ -21,6 +21,8 @@ export {
   tensorKeys,
   thresholdsAsDict,
   Live,
-} from "./wasm/somatize.js";
+} from "./core.js";
 // The seeds' functions over a store (runs(store), diagnose(store, {run}), …) and Thresholds.
 export * from "./seeds.js";
+// The error a program can branch on by its `code`.
+export { SomatizeError } from "./errors.js";

@@ -13,16 +13,19 @@
 import { Worker } from "node:worker_threads";
 import { availableParallelism } from "node:os";
 import { CONTROL } from "./helper-worker-node.js";
+import { workerExecArgv } from "./sources-node.js";
 
 const SLOTS_PER_HELPER = 4;
 const FIELDS = { full: 13, light: 3 };
 
-/** The helpers' default count: one per core besides the calling thread, at most 7; the
- * SOMATIZE_HELPERS environment variable overrides it (0 turns them off). */
+/** The helpers' default count: none, unless the SOMATIZE_HELPERS environment variable asks for
+ * some: a number, or `auto` for one per core besides the calling thread, at most 7. (Off by
+ * default: threads a library starts on its own compete with the program's.) */
 export function defaultHelpers() {
   const set = process.env.SOMATIZE_HELPERS;
+  if (set === "auto") return Math.max(0, Math.min(availableParallelism() - 1, 7));
   if (set !== undefined && /^\d+$/.test(set)) return Math.min(Number(set), 64);
-  return Math.max(0, Math.min(availableParallelism() - 1, 7));
+  return 0;
 }
 
 export class HelperPool {
@@ -59,7 +62,7 @@ export class HelperPool {
 
   spawn() {
     while (this.workers.length < this.size) {
-      const w = new Worker(new URL("./helper-worker-node.js", import.meta.url), { workerData: { somatizeHelper: this.module, ready: this.ready } });
+      const w = new Worker(new URL("./helper-worker-node.js", import.meta.url), { workerData: { somatizeHelper: this.module, ready: this.ready }, execArgv: workerExecArgv() });
       const drop = () => {
         const i = this.workers.indexOf(w);
         if (i >= 0) this.workers.splice(i, 1);

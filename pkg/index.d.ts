@@ -1,4 +1,5 @@
-// Type declarations for the somatize package, Node and browser entries (hand-written; the wasm bindings are internal).
+// Type declarations shared by the package's two entries (hand-written; the wasm bindings are internal): node.d.ts and
+// browser.d.ts re-export these and add what only their entry exports. Nothing here needs lib "dom" or @types/node.
 
 /** An observable spec: what to measure, how, and when. Every field is part of its id. */
 export interface ObservableSpec {
@@ -148,26 +149,14 @@ export interface TensorStats extends Stats {
 /** Statistics of every tensor in a .npy/.npz/.pt/.safetensors file's bytes, {key: TensorStats}. */
 export function tensorStats(bytes: Uint8Array, name: string): Record<string, TensorStats>;
 /** How many worker threads (in Node; none in the browser) help observeTensors with a long float32 tensor (2^23
- * values or more): by default one per core besides the calling thread, at most 7
- * (SOMATIZE_HELPERS overrides it); 0 turns them off. Same bits with any number. Returns the
- * count before. */
+ * values or more): none by default (SOMATIZE_HELPERS, a number or `auto`, sets the starting
+ * count in Node); one per core besides the calling thread, at most 7, is the most that pays; 0
+ * turns them off. Same bits with any number. Returns the count before. */
 export function setHelpers(n: number): number;
 /** The helper threads so far (blocks are of 2^20 values); all 0 in the browser. */
 export function helperCounts(): { helpers: number; running: number; tensors: number; blocks: number; skips: number };
-/** Node only: the file at `path`, read straight into wasm memory a chunk at a time (the name
- * in errors and of a lone .npy's key defaults to the path). */
-export function tensorStats(path: string, name?: string): Record<string, TensorStats>;
 /** The tensors in a file's bytes, in file order. */
 export function tensorKeys(bytes: Uint8Array, name: string): { key: string; shape: number[]; dtype: string }[];
-
-/** The heavier functions as Promises: in the browser they run in the package's worker (a
- * File/Blob is read there), in Node in this process. Errors reject with the core's message. */
-export const background: {
-  tensorStats(bytes: Uint8Array | Blob, name: string): Promise<Record<string, TensorStats>>;
-  tensorKeys(bytes: Uint8Array | Blob, name: string): Promise<{ key: string; shape: number[]; dtype: string }[]>;
-  /** Bytes of the wasm memory (the worker's in the browser); it grows and is never given back. */
-  memory(): Promise<{ wasm: number }>;
-};
 
 // ---- stores ----
 
@@ -189,27 +178,6 @@ export interface SnapshotSource {
   /** Optional: as readRangeInto, for the snapshot's bytes. */
   readAtInto?(offset: number, target: Uint8Array): number;
 }
-/** What openStore takes. Node: a folder or snapshot path, a file: URL, an http(s) URL (as in
- * the browser), snapshot bytes, a source object. Browser: an http(s) URL (plain files, or a snapshot ending in .zip), a
- * snapshot File/Blob/bytes, a FileList/File[] of a dropped folder (webkitRelativePath) or
- * {path, file}[], a FileSystemDirectoryHandle or FileSystemFileHandle, a DataTransfer or its items. */
-export type StoreSource =
-  | string
-  | URL
-  | Uint8Array
-  | ArrayBuffer
-  | Blob
-  | FileList
-  | File[]
-  | { path: string; file: File }[]
-  | FileSystemDirectoryHandle
-  | FileSystemFileHandle
-  | DataTransfer
-  | DataTransferItemList
-  | DataTransferItem[]
-  | FilesSource
-  | SnapshotSource;
-
 export interface OpenOptions {
   /** The name used in messages (default: the path or URL). */
   name?: string;
@@ -362,14 +330,6 @@ export class Store {
   /** Release the store; calls after it reject. */
   close(): Promise<void>;
 }
-
-/** Open a store; reads are lazy (only the indexes and blobs a call needs). */
-export function openStore(source: StoreSource, options?: OpenOptions): Promise<Store>;
-
-/** Node only: a store folder as a FilesSource (synchronous fs reads by range). */
-export function folderSource(root: string): FilesSource & { counts: { reads: number; bytes: number } };
-/** Node only: a snapshot file kept open and read by ranges; close() closes it. */
-export function snapshotFile(path: string): SnapshotSource & { counts: { reads: number; bytes: number }; close(): void };
 
 /** Something a record function could not read and left out, naming where. */
 export interface Skip {
@@ -531,14 +491,38 @@ export interface Alert {
  * nodes, the key's first dotted segment: the seed's one-argument `within(where)`). */
 export function within(key: string, nodes?: string[]): string;
 
-/** The stable `code` an Error thrown by the package carries where one applies (docs/seeds.md);
- * other errors are told by their message. */
+/** The stable `code` of a SomatizeError (pkg/README.md says when each is thrown). */
 export type ErrorCode =
-  | "SOMATIZE_UNKNOWN_OPTION"
-  | "SOMATIZE_BAD_OPTION"
-  | "SOMATIZE_NO_SUCH_RUN"
-  | "SOMATIZE_NO_SUCH_FUNCTION"
-  | "SOMATIZE_NOT_A_STORE";
+  | "UNKNOWN_OPTION"
+  | "BAD_OPTION"
+  | "NO_SUCH_RUN"
+  | "NO_SUCH_FORWARD"
+  | "NO_SUCH_FUNCTION"
+  | "NOT_A_STORE"
+  | "NEWER_FORMAT"
+  | "CORRUPT_BLOB"
+  | "BAD_ZIP"
+  | "BAD_INDEX_LINE"
+  | "BAD_NAME"
+  | "NOT_FOUND"
+  | "IO"
+  | "BAD_GRAPH"
+  | "NO_FORWARDS"
+  | "REFUSED"
+  | "WRITER_BUSY";
+
+/** An error a program can branch on: `code` says what went wrong; `file` (a path in the store),
+ * `run` and `forward` say what it concerns, when known. Thrown (or rejected with) by the store
+ * functions, openStore, observeTensors, observeFile and generate where the core knows the cause;
+ * other errors are plain Errors told by their message. */
+export class SomatizeError extends Error {
+  constructor(code: ErrorCode, message: string, details?: { file?: string; run?: string; forward?: number });
+  readonly name: "SomatizeError";
+  readonly code: ErrorCode;
+  readonly file?: string;
+  readonly run?: string;
+  readonly forward?: number;
+}
 
 // ---- the seeds' functions over a store (seed 003: "functions and not a type") ----
 /** Rows as the seed gives them, with what was skipped to give them (not enumerable). */

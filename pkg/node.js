@@ -1,17 +1,25 @@
 // Entry for Node >= 20: load the wasm from the package folder synchronously, then export the API.
-import { readFileSync, statSync } from "node:fs";
+// Stores opened by path, URL or bytes live in a worker thread with its own instance of the
+// wasm (store-worker-node.js), so their reads never block this thread's event loop.
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { deserialize } from "node:v8";
+import { Worker } from "node:worker_threads";
 import { crc32 } from "node:zlib";
-import { initSync, StoreHandle, tensorStats as statsOfFile, tensorKeys, useBlockHelpers, useHostCrc32 } from "./wasm/somatize.js";
+import { initSync, StoreHandle, tensorStats as statsOfFile, tensorKeys, useBlockHelpers, useErrorClass, useHostCrc32 } from "./core.js";
 import { HelperPool } from "./helpers-node.js";
-import { folderSource, snapshotFile, httpRequester } from "./sources-node.js";
-import { httpSource, httpSnapshot } from "./sources.js";
+import { folderSource, snapshotFile, workerExecArgv } from "./sources-node.js";
 import { Store } from "./store.js";
+import { WorkerClient, Opened } from "./client.js";
+import { forwardRowParts } from "./forward-rows.js";
+import { SomatizeError } from "./errors.js";
 
 const module = new WebAssembly.Module(readFileSync(new URL("./wasm/somatize_bg.wasm", import.meta.url)));
 const wasm = initSync({ module });
-// Worker threads that take blocks of a long float32 tensor in observeTensors (helpers-node.js);
-// started on the first such tensor, never keeping the process alive.
+useErrorClass(SomatizeError);
+// Worker threads that take blocks of a long float32 tensor in observeTensors (helpers-node.js):
+// none unless asked for (setHelpers(n) or SOMATIZE_HELPERS); started on the first such
+// tensor, never keeping the process alive.
 const helpers = new HelperPool(module);
 useBlockHelpers(helpers);
 // Zip entries' CRC-32 by Node's zlib (carry-less multiply) where this Node has it (>= 20.15).
@@ -20,8 +28,9 @@ if (typeof crc32 === "function") useHostCrc32(crc32);
 export * from "./api.js";
 
 /** How many worker threads help observeTensors with a long float32 tensor (2^23 values or more):
- * by default one per core besides this thread, at most 7 (SOMATIZE_HELPERS overrides it); 0
- * turns them off. Answers have the same bits with any number. Returns the count before. */
+ * none by default (the SOMATIZE_HELPERS environment variable sets the starting count: a number,
+ * or `auto`); one per core besides this thread, at most 7, is the most that pays; 0 turns them
+ * off again. Answers have the same bits with any number. Returns the count before. */
 export function setHelpers(n) {
   const before = helpers.size;
   helpers.resize(n);
@@ -48,7 +57,8 @@ export function tensorStats(file, name) {
   }
 }
 
-/** A Store over a wasm handle in this process: each call runs synchronously behind a Promise. */
+/** A Store over a wasm handle in this process, for a source object whose functions are the
+ * caller's (they cannot move to another thread): each call runs synchronously behind a Promise. */
 function inProcess(handle, source) {
   let open = true;
   const live = () => {
@@ -72,59 +82,93 @@ function inProcess(handle, source) {
   });
 }
 
-/** Open a store: a folder path, a snapshot .zip path, a file: URL, an http(s) URL (plain files
- * with listing.jsonl, or a .zip snapshot), the bytes of a snapshot, or a source object
- * ({list?, read, readRange, size} or {size, readAt}). Reads are lazy. */
-export function openStore(source, options = {}) {
-  return new Promise((resolve) => {
-    if (source instanceof URL || (typeof source === "string" && /^[a-z][a-z0-9+.-]*:\/\//i.test(source))) {
-      const url = new URL(source);
-      if (url.protocol === "http:" || url.protocol === "https:") return resolve(overHttp(url.href, options));
-      if (url.protocol !== "file:") throw new Error(`${url.href}: openStore takes file:, http: and https: URLs`);
-      source = fileURLToPath(url);
+/** Rows per part of a long answer built here. */
+const PART = 4096;
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+/** An answer the store worker sent in parts or as columns (store-worker-node.js, `answer`),
+ * taken in one part at a time, with a turn of the event loop between them (timers and I/O run
+ * meanwhile). */
+async function whole(data) {
+  const rows = [];
+  const made = () => {
+    const result = data.rest ? deserialize(data.rest) : rows;
+    if (data.rest) result.rows = rows;
+    return { id: data.id, result };
+  };
+  if (data.parts) {
+    for (const part of data.parts) {
+      for (const row of deserialize(part)) rows.push(row);
+      await turn();
     }
-    if (typeof source === "string") {
-      const name = options.name ?? source;
-      if (statSync(source).isDirectory()) {
-        const src = folderSource(source);
-        return resolve(inProcess(StoreHandle.openFiles(src, name), src));
-      }
-      const src = snapshotFile(source);
-      try {
-        return resolve(inProcess(StoreHandle.openSnapshot(src, name), src));
-      } catch (e) {
-        src.close();
-        throw e;
-      }
+    return made();
+  }
+  if (data.pairs) {
+    const p = data.pairs;
+    for (let i = 0; i < p.length; i += 2) {
+      rows.push([p[i], p[i + 1]]);
+      if ((i / 2) % PART === PART - 1) await turn();
     }
-    const name = options.name ?? "store";
-    if (source instanceof Uint8Array) {
-      return resolve(inProcess(StoreHandle.openSnapshot(source, name), { counts: { reads: 0, bytes: 0 } }));
-    }
-    if (source && typeof source.readAt === "function") {
-      return resolve(inProcess(StoreHandle.openSnapshot(source, name), source));
-    }
-    if (source && typeof source.read === "function") {
-      return resolve(inProcess(StoreHandle.openFiles(source, name), source));
-    }
-    throw new Error("openStore takes a path, a file: URL, the bytes of a snapshot, or a source object");
-  });
+    return made();
+  }
+  for (const part of forwardRowParts(data.result.rows.columns, PART)) {
+    for (const row of part) rows.push(row);
+    await turn();
+  }
+  return { id: data.id, result: { ...data.result, rows } };
 }
 
-/** A store behind an http(s) server: plain files (runs and writers from its listing.jsonl) or,
- * for a path ending in .zip (or options.snapshot), a snapshot read by Range requests. */
-function overHttp(href, options) {
-  const request = httpRequester();
-  const name = options.name ?? href;
-  try {
-    const snapshot = options.snapshot ?? /\.zip$/i.test(new URL(href).pathname);
-    const src = snapshot ? httpSnapshot(href, request) : httpSource(href, request);
-    const handle = snapshot ? StoreHandle.openSnapshot(src, name) : StoreHandle.openFiles(src, name);
-    return inProcess(handle, { counts: src.counts, close: request.close });
-  } catch (e) {
-    request.close();
-    throw e;
+/** Whether the worker's answer comes in parts or as columns, to be made whole here. */
+const inParts = (data) => data.parts !== undefined || data.pairs !== undefined || data.result?.rows?.columns !== undefined;
+
+/** Start the store worker (store-worker-node.js) for the WorkerClient (client.js): it keeps the
+ * process alive only while a call waits on it. */
+function spawn({ message, error }) {
+  const worker = new Worker(new URL("./store-worker-node.js", import.meta.url), { workerData: { somatizeStore: module }, execArgv: workerExecArgv() });
+  worker.on("message", (data) => (inParts(data) ? whole(data).then(message) : message(data)));
+  worker.on("error", (e) => error(e?.message ?? String(e)));
+  worker.on("exit", (code) => error(`it exited with code ${code}`));
+  worker.unref();
+  return {
+    post: (m) => worker.postMessage(m),
+    terminate: () => worker.terminate(),
+    busy: (waiting) => (waiting ? worker.ref() : worker.unref()),
+  };
+}
+
+let client;
+const storeWorker = () => (client ??= new WorkerClient(spawn));
+
+/** Open a store: a folder path, a snapshot .zip path, a file: URL, an http(s) URL (plain files
+ * with listing.jsonl, or a .zip snapshot), the bytes of a snapshot, or a source object
+ * ({list?, read, readRange, size} or {size, readAt}). Reads are lazy. A store opened by path,
+ * URL or bytes is read in the package's worker thread; one over a source object, whose
+ * functions are the caller's, on this thread. */
+export async function openStore(source, options = {}) {
+  let what;
+  if (source instanceof URL || (typeof source === "string" && /^[a-z][a-z0-9+.-]*:\/\//i.test(source))) {
+    const url = new URL(source);
+    if (url.protocol === "http:" || url.protocol === "https:") what = { url: url.href };
+    else if (url.protocol === "file:") what = { path: fileURLToPath(url) };
+    else throw new Error(`${url.href}: openStore takes file:, http: and https: URLs`);
+  } else if (typeof source === "string") {
+    what = { path: source };
+  } else if (source instanceof Uint8Array) {
+    what = { bytes: source };
+  } else {
+    const name = options.name ?? "store";
+    if (source && typeof source.readAt === "function") return inProcess(StoreHandle.openSnapshot(source, name), source);
+    if (source && typeof source.read === "function") return inProcess(StoreHandle.openFiles(source, name), source);
+    throw new Error("openStore takes a path, a file: URL, the bytes of a snapshot, or a source object");
   }
+  const opened = new Opened(storeWorker(), what, { ...options });
+  await opened.handle(); // opening errors (not a store, a newer format) reject here
+  return new Store({
+    call: (name, opts) => opened.post("call", name, opts),
+    stats: () => opened.post("stats"),
+    refresh: () => opened.post("refresh"),
+    close: () => opened.close(),
+  });
 }
 
 const bytesOf = async (b) => (b instanceof Blob ? new Uint8Array(await b.arrayBuffer()) : b);
@@ -136,3 +180,10 @@ export const background = {
   /** Bytes of the wasm memory (it grows and is never given back). */
   memory: async () => ({ wasm: wasm.memory.buffer.byteLength }),
 };
+
+/**
+ * TEST ONLY — not part of the package's API (absent from the declarations and the README):
+ * tests/node/async.test.mjs makes the store worker's wasm trap for real through it, to check
+ * that a trap costs only the call that caused it.
+ */
+export const __testOnly = Object.freeze({ trapWorker: () => storeWorker().post("__testTrapForReal") });

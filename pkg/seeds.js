@@ -4,14 +4,17 @@
 // non-enumerable `skipped` property), not `{rows, skipped}`. Unknown options are refused by
 // the core, naming them. The Store methods stay; these are the same calls.
 import { Store } from "./store.js";
-import { thresholdsAsDict } from "./wasm/somatize.js";
+import { thresholdsAsDict } from "./core.js";
+import { SomatizeError } from "./errors.js";
 
-/** A TypeError with a stable code, as the core's errors carry (docs/seeds.md). */
+/** A SomatizeError with a stable code, as the core's errors carry (pkg/README.md). */
+const somatizeError = (code, message) => new SomatizeError(code, message);
+/** An argument of the wrong type: a TypeError, as JS has it, with the same stable code. */
 const typeError = (code, message) => Object.assign(new TypeError(message), { code });
 
 function check(store, name) {
   if (!(store instanceof Store)) {
-    throw typeError("SOMATIZE_NOT_A_STORE", `${name}(store, options): the first argument is an open Store (await openStore(path)), not ${store === null ? "null" : typeof store}`);
+    throw typeError("NOT_A_STORE", `${name}(store, options): the first argument is an open Store (await openStore(path)), not ${store === null ? "null" : typeof store}`);
   }
 }
 
@@ -26,8 +29,8 @@ const plain = (name) => (store, options) => (check(store, name), store.call(name
 const listed = (name) => async (store, options) => (check(store, name), rows(await store.call(name, options)));
 const figure = (kind) => (store, options = {}) => {
   check(store, kind);
-  if (options === null || typeof options !== "object") throw typeError("SOMATIZE_BAD_OPTION", `${kind}(store, options): options is an object`);
-  if ("kind" in options) throw typeError("SOMATIZE_UNKNOWN_OPTION", `${kind}(store, options): unknown option kind (the function names the figure)`);
+  if (options === null || typeof options !== "object") throw typeError("BAD_OPTION", `${kind}(store, options): options is an object`);
+  if ("kind" in options) throw somatizeError("UNKNOWN_OPTION", `${kind}(store, options): unknown option kind (the function names the figure)`);
   return store.figure({ ...options, kind });
 };
 
@@ -35,7 +38,7 @@ const figure = (kind) => (store, options = {}) => {
 /** Every run, newest last: runs(store) -> [row] (one scan). */
 export const runs = async (store, options) => {
   check(store, "runs");
-  if (options !== undefined) throw typeError("SOMATIZE_UNKNOWN_OPTION", "runs(store) takes no options");
+  if (options !== undefined) throw somatizeError("UNKNOWN_OPTION", "runs(store) takes no options");
   return rows(await store.runs());
 };
 /** Every forward of a run in order: forwards(store, {run}) -> [row]. */
@@ -53,7 +56,7 @@ export const fleet = listed("fleet");
 /** Every machine's newest reading: standing(store) -> {id: reading}. */
 export const standing = async (store, options) => {
   check(store, "standing");
-  if (options !== undefined) throw typeError("SOMATIZE_UNKNOWN_OPTION", "standing(store) takes no options");
+  if (options !== undefined) throw somatizeError("UNKNOWN_OPTION", "standing(store) takes no options");
   return store.standing();
 };
 /** One value observe wrote, by exact id and step (the seed's ValueSink.query): query(store, {run, id, step}) -> value | null. */

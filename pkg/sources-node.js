@@ -136,7 +136,7 @@ export function httpRequester() {
   const { port1, port2 } = new MessageChannel();
   const flag = new SharedArrayBuffer(4);
   const wake = new Int32Array(flag);
-  const thread = new Worker(FETCHER, { eval: true, workerData: { port: port2, flag }, transferList: [port2] });
+  const thread = new Worker(FETCHER, { eval: true, workerData: { port: port2, flag }, transferList: [port2], execArgv: workerExecArgv() });
   thread.unref();
   port1.unref();
   const request = (method, url, range) => {
@@ -153,4 +153,16 @@ export function httpRequester() {
     thread.terminate();
   };
   return request;
+}
+
+/** The Node flags for the package's worker threads: this process's, but those a worker refuses
+ * (`--input-type`, which only a program given as text takes: `node --input-type=module -e …`). */
+export function workerExecArgv() {
+  const out = [];
+  const argv = process.execArgv;
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === "--input-type") i += 1;
+    else if (!argv[i].startsWith("--input-type=")) out.push(argv[i]);
+  }
+  return out;
 }

@@ -1,7 +1,7 @@
 // The package's Web Worker: runs the wasm core where file and HTTP reads can be synchronous.
 //
 // Protocol: the page posts {id, method, args}; the worker answers {id, result} or
-// {id, error: {name, message, fatal?}}. Methods: open(source, options) -> {handle, name},
+// {id, error: {name, message, code?, somatize?, file?, run?, forward?, fatal?}} (errors.js). Methods: open(source, options) -> {handle, name},
 // call(handle, name, options), stats(handle), refresh(handle), close(handle), memory() (bytes
 // of the wasm memory), and fn(name, args) for a function of the package's API (e.g.
 // tensorStats). A store that cannot change until refresh() (dropped files, a snapshot, a
@@ -13,8 +13,12 @@
 // replaces this worker with a fresh one.
 import init, * as core from "./wasm/somatize.js";
 import { blobSnapshot, filesSource, handleSource, httpSnapshot, httpSource } from "./sources.js";
+import { SomatizeError, errorData } from "./errors.js";
 
-const ready = init({ module_or_path: new URL("./wasm/somatize_bg.wasm", import.meta.url) });
+const ready = init({ module_or_path: new URL("./wasm/somatize_bg.wasm", import.meta.url) }).then((wasm) => {
+  core.useErrorClass(SomatizeError);
+  return wasm;
+});
 const stores = new Map(); // handle -> {handle: StoreHandle, source}
 let nextHandle = 1;
 
@@ -169,8 +173,7 @@ self.onmessage = async ({ data }) => {
     const result = await m(...(Array.isArray(args) ? args : []));
     self.postMessage({ id, result });
   } catch (e) {
-    const error = { name: e?.name ?? "Error", message: e?.message ?? String(e) };
-    if (typeof e?.code === "string") error.code = e.code; // the core's stable code (docs/seeds.md)
+    const error = errorData(e); // a SomatizeError keeps its code, file, run and forward
     if (isTrap(e) || e?.fatal) {
       trapped ??= `${error.name}: ${error.message}`;
       error.fatal = true;

@@ -1,9 +1,11 @@
 // The wasm build in Node: eight statistics over one 256 MiB float32 tensor through
 // observeTensors (values handed in from JS, as a user would), with the package's helper threads
-// (the default: one per core besides this one), without them (setHelpers(0)), and over a
+// (one per core besides this one, at most 7: SOMATIZE_HELPERS=auto; they are off by default),
+// without them (setHelpers(0)), and over a
 // Float32Array on a SharedArrayBuffer (which the helpers read in place); and a single l2.
 // Medians of runs, after one call that starts the helpers, printed as JSON for
 // scripts/bench-reductions.sh. Usage: node scripts/bench-reductions-node.mjs [RUNS]
+import { availableParallelism } from "node:os";
 import { observeTensors, setHelpers, helperCounts } from "../pkg/node.js";
 
 const runs = Number(process.argv[2] ?? 5);
@@ -30,7 +32,8 @@ function median(f) {
   return times.sort((a, b) => a - b)[Math.floor(runs / 2)];
 }
 
-const helpers = setHelpers(0);
+const helpers = Math.max(0, Math.min(availableParallelism() - 1, 7));
+setHelpers(0);
 const eight_1t_s = median(() => observeTensors(tensors(values), eight));
 const l2_1t_s = median(() => observeTensors(tensors(values), [spec("l2")]));
 setHelpers(helpers);

@@ -8,6 +8,10 @@ cargo build --lib --release --target wasm32-unknown-unknown
 rm -rf pkg/wasm
 wasm-bindgen --target web --out-dir pkg/wasm --out-name somatize \
   target/wasm32-unknown-unknown/release/somatize.wasm
+# With a local JS module in the crate (pkg/forward-rows.js, copied into snippets/), wasm-bindgen
+# also writes the repository's package.json dependencies beside the glue; the glue is ES modules
+# and needs none, so say that instead (Node would otherwise reparse it, warning).
+printf '{ "type": "module" }\n' > pkg/wasm/package.json
 bytes=$(wc -c < pkg/wasm/somatize_bg.wasm)
 gzipped=$(gzip -9c pkg/wasm/somatize_bg.wasm | wc -c)
 printf 'built pkg/wasm/somatize_bg.wasm: %s bytes, %s gzipped\n' "$bytes" "$gzipped"

@@ -102,6 +102,14 @@ fn message(e: impl Into<JsValue>) -> String {
     String::from(e.unchecked_into::<js_sys::Error>().message())
 }
 
+/// The stable `code` a JS error carries (src/wasm/errors.rs), or "" for none.
+fn code(e: &JsValue) -> String {
+    js_sys::Reflect::get(e, &"code".into())
+        .ok()
+        .and_then(|c| c.as_string())
+        .unwrap_or_default()
+}
+
 /// The answers compared across sources, as JSON text.
 fn answers(h: &StoreHandle) -> String {
     let calls = [
@@ -144,23 +152,42 @@ fn every_source_gives_the_same_answers() {
 #[wasm_bindgen_test]
 fn failures_are_js_errors_with_the_core_message() {
     let newer = StoreHandle::open_files(js_source(&files("3.0"), true, false), "new").err();
-    let m = message(newer.expect("a newer major is refused"));
+    let newer = newer.expect("a newer major is refused");
+    assert_eq!(code(&newer), "NEWER_FORMAT");
+    let m = message(newer);
     assert!(m.contains("newer than this reader knows"), "{m}");
     let failing = StoreHandle::open_files(js_source(&files("1.1"), true, true), "hot").err();
-    let m = message(failing.expect("a throwing source fails"));
+    let failing = failing.expect("a throwing source fails");
+    assert_eq!(code(&failing), "IO");
+    let file = js_sys::Reflect::get(&failing, &"file".into()).unwrap();
+    assert_eq!(file.as_string().as_deref(), Some("somatize-store.json"));
+    let m = message(failing);
     assert_eq!(m, "hot: somatize-store.json: could not read: disk on fire");
     let h = StoreHandle::open_files(js_source(&files("1.1"), true, false), "s").unwrap();
-    for (name, o, want) in [
-        ("nope", "{}", "no store function \"nope\""),
-        ("scan", r#"{"run":"r","lsat":1}"#, "unknown field `lsat`"),
+    for (name, o, want, want_code) in [
+        (
+            "nope",
+            "{}",
+            "no store function \"nope\"",
+            "NO_SUCH_FUNCTION",
+        ),
+        (
+            "scan",
+            r#"{"run":"r","lsat":1}"#,
+            "unknown field `lsat`",
+            "UNKNOWN_OPTION",
+        ),
         (
             "fetch",
             r#"{"run":"r","forward":7}"#,
             "run \"r\" has no forward 7",
+            "NO_SUCH_FORWARD",
         ),
-        ("writers", r#"{"run":"../x"}"#, "refused"),
+        ("writers", r#"{"run":"../x"}"#, "refused", "BAD_NAME"),
     ] {
-        let m = message(h.call(name, opts(o)).err().expect("refused"));
+        let e = h.call(name, opts(o)).expect_err("refused");
+        assert_eq!(code(&e), want_code, "{name} {o}");
+        let m = message(e);
         assert!(m.contains(want), "{name} {o}: {m:?} lacks {want:?}");
     }
     let bad = StoreHandle::open_files(opts(r#"{"read": 1}"#), "x").err();

@@ -6,8 +6,9 @@
 // bytes and nothing needs a worker. A worker would also need a blob: URL (a file:// page may
 // not start one from a file) with its own copy of the glue, since import maps do not reach
 // workers. The report links this module in place of pkg/browser.js (src/report/modules.rs).
-import init, { StoreHandle, tensorStats, tensorKeys } from "./wasm/somatize.js";
+import init, { StoreHandle, tensorStats, tensorKeys, useErrorClass } from "./wasm/somatize.js";
 import { Store } from "./store.js";
+import { SomatizeError } from "./errors.js";
 
 export * from "./api.js";
 export { Store };
@@ -24,6 +25,7 @@ function embeddedBytes(id) {
 }
 
 const wasm = await init({ module_or_path: embeddedBytes("somatize-wasm") });
+useErrorClass(SomatizeError); // errors with a code are SomatizeErrors, as from the package
 
 /** What the report holds: `{run, store, last, written, snapshot: Uint8Array}` (the snapshot is
  * what `somatize export` writes for that run). */

@@ -7,8 +7,9 @@
 // of the package's directory-handle source: a read of something not here yet throws, what was
 // missing is asked of the kernel in one round trip, and the call is run again. Bytes are kept in
 // aligned chunks (at most CACHE_BYTES of them, least recently used dropped first).
-import init, { StoreHandle, tensorStats, tensorKeys } from "./wasm/somatize.js";
+import init, { StoreHandle, tensorStats, tensorKeys, useErrorClass } from "./wasm/somatize.js";
 import { Store } from "./store.js";
+import { SomatizeError } from "./errors.js";
 
 export * from "./api.js";
 export { Store };
@@ -25,6 +26,7 @@ function embeddedBytes(id) {
 }
 
 const wasm = await init({ module_or_path: embeddedBytes("somatize-wasm") });
+useErrorClass(SomatizeError); // errors with a code are SomatizeErrors, as from the package
 
 /** Bytes asked of the kernel at a time are whole chunks of this size. */
 export const CHUNK = 256 << 10;

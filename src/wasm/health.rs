@@ -119,10 +119,7 @@ fn kept_read<F: StoreFs>(
     cache
         .borrow_mut()
         .read_at(store, run, last, js_sys::Date::now())
-        .map_err(|e| match e {
-            crate::health::store::HealthError::NoSuchRun { .. } => coded(codes::NO_SUCH_RUN, e),
-            e => js_err(e),
-        })
+        .map_err(core_err)
 }
 
 /// A health figure of a read under a diagnosis, as `figure` answers it: `{data, layout, skipped}`.

@@ -2,6 +2,7 @@
 //!
 //! One file per concept; this one holds the conversions they share.
 
+mod errors;
 mod health;
 mod helpers;
 mod js_fs;
@@ -13,6 +14,7 @@ mod tensor;
 mod verdict;
 
 // The exported items, reachable as `somatize::wasm::…` (the wasm-bindgen tests call them).
+pub use errors::use_error_class;
 pub use helpers::*;
 pub use live::LiveHandle;
 pub use observe::*;
@@ -25,49 +27,11 @@ use serde::{de::DeserializeOwned, Serialize};
 use wasm_bindgen::prelude::*;
 
 use crate::store::{ListedFs, RangeSource, Store, StoreError, StoreFs, ZipFs};
+use errors::{coded, codes, core_err, core_err_in, with_code};
 
 /// Turn a core error into a JS `Error` carrying the core's message.
 fn js_err(e: impl std::fmt::Display) -> JsError {
     JsError::new(&e.to_string())
-}
-
-/// The stable `error.code`s of the JS errors the store functions, `observeTensors`,
-/// `observeFile` and `generate` throw, for a caller to branch on instead of a message.
-pub mod codes {
-    /// An option, or a field of a tensor or spec, that the call does not take.
-    pub const UNKNOWN_OPTION: &str = "SOMATIZE_UNKNOWN_OPTION";
-    /// An option of the wrong type or a missing one (`{run}` missing, a forward not a number).
-    pub const BAD_OPTION: &str = "SOMATIZE_BAD_OPTION";
-    /// The store holds no run of that name.
-    pub const NO_SUCH_RUN: &str = "SOMATIZE_NO_SUCH_RUN";
-    /// No store function of that name.
-    pub const NO_SUCH_FUNCTION: &str = "SOMATIZE_NO_SUCH_FUNCTION";
-}
-
-thread_local! {
-    /// The code of the error being returned by the current exported call (see [`coded`]).
-    static CODE: std::cell::Cell<Option<&'static str>> = const { std::cell::Cell::new(None) };
-}
-
-/// A JS error with the core's message whose `code` will be `code`: the code is attached where
-/// the error leaves wasm ([`with_code`]). Made only where the error is returned at once, so
-/// the code is that of the error thrown (wasm is single-threaded; each call starts clear).
-fn coded(code: &'static str, message: impl std::fmt::Display) -> JsError {
-    CODE.with(|c| c.set(Some(code)));
-    JsError::new(&message.to_string())
-}
-
-/// Run an exported call and give its error the `code` [`coded`] chose for it, if any.
-fn with_code<T>(call: impl FnOnce() -> Result<T, JsError>) -> Result<T, JsValue> {
-    CODE.with(|c| c.set(None));
-    call().map_err(|e| {
-        let value: JsValue = e.into();
-        if let Some(code) = CODE.with(|c| c.take()) {
-            // Setting a property on an Error object cannot fail.
-            let _ = js_sys::Reflect::set(&value, &JsValue::from_str("code"), &code.into());
-        }
-        value
-    })
 }
 
 /// A serde error reading options: an unknown field is `UNKNOWN_OPTION`, anything else

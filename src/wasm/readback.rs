@@ -179,36 +179,10 @@ pub(super) fn figure_call<F: StoreFs>(store: &Store<F>, o: FigureOpts) -> Result
 
 // Builds forwards' rows in JS from columns (see `ForwardColumns`), where making an object costs
 // nanoseconds; keys are set in the order the core serialises them, so each row is the object
-// `JSON.parse` would make of the row's JSON (`__proto__` as an own key, as JSON.parse makes it).
-#[wasm_bindgen(
-    inline_js = "export function forwardRows(n, nums, ints, writers, names, errors, texts) {
-  const m = (ints.length - 3 * n) / 2;
-  const rows = new Array(n);
-  let e = 0;
-  let errorAt = errors.length > 0 ? errors[0][0] : -1;
-  let f = 0;
-  let at = 0;
-  for (let i = 0; i < n; i++) {
-    const row = { forward: nums[i], writer: writers[ints[i]], written_us: nums[n + i], took_us: nums[2 * n + i], broke: ints[2 * n + i] !== 0 };
-    if (i === errorAt) {
-      row.error = errors[e][1];
-      e++;
-      errorAt = e < errors.length ? errors[e][0] : -1;
-    }
-    for (let k = ints[n + i]; k > 0; k--, f++) {
-      const name = names[ints[3 * n + f]];
-      const end = ints[3 * n + m + f];
-      const v = nums[3 * n + f];
-      const text = v === v ? String(v) : texts.slice(at, end);
-      at = end;
-      if (name === '__proto__') Object.defineProperty(row, name, { value: text, writable: true, enumerable: true, configurable: true });
-      else row[name] = text;
-    }
-    rows[i] = row;
-  }
-  return rows;
-}"
-)]
+// `JSON.parse` would make of the row's JSON. In pkg/forward-rows.js, which the Node entry also
+// imports: its store worker answers the columns (`use_row_columns`) and the rows are built on
+// the calling thread, a part at a time.
+#[wasm_bindgen(module = "/pkg/forward-rows.js")]
 extern "C" {
     #[wasm_bindgen(js_name = forwardRows)]
     fn forward_rows(
@@ -320,7 +294,9 @@ impl ForwardColumns {
         Ok(())
     }
 
-    /// The rows, made in JS.
+    /// The rows, made in JS; or, where the answer crosses to another thread
+    /// (`use_row_columns`), `{columns: [n, nums, ints, writers, names, errors, texts]}`, the
+    /// arguments of `forwardRows` there.
     fn into_rows(self) -> Result<JsValue, JsError> {
         if let Some(e) = self.failed {
             return Err(e);
@@ -334,17 +310,44 @@ impl ForwardColumns {
         for mut more in [self.counts, self.broke, self.field_names, self.ends] {
             ints.append(&mut more);
         }
-        Ok(forward_rows(
-            n,
-            &nums,
-            &ints,
+        let (writers, names, errors) = (
             to_js(&self.writers.all)?,
             to_js(&self.names.all)?,
             to_js(&self.errors)?,
-            &self.texts,
-        )
-        .into())
+        );
+        if ROW_COLUMNS.with(std::cell::Cell::get) {
+            let columns = js_sys::Array::new();
+            for item in [
+                JsValue::from_f64(n as f64),
+                js_sys::Float64Array::from(&nums[..]).into(),
+                js_sys::Uint32Array::from(&ints[..]).into(),
+                writers,
+                names,
+                errors,
+                JsValue::from_str(&self.texts),
+            ] {
+                columns.push(&item);
+            }
+            let out = js_sys::Object::new();
+            // Setting a property on a fresh object cannot fail.
+            let _ = js_sys::Reflect::set(&out, &"columns".into(), &columns);
+            return Ok(out.into());
+        }
+        Ok(forward_rows(n, &nums, &ints, writers, names, errors, &self.texts).into())
     }
+}
+
+thread_local! {
+    /// Whether `forwards` answers its rows as columns (see `use_row_columns`).
+    static ROW_COLUMNS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Answer `forwards`' rows as the columns `forwardRows` (pkg/forward-rows.js) builds them from,
+/// not as row objects: for a worker whose answers cross to another thread, where typed arrays
+/// cross at the cost of a copy and row objects at many times the cost of making them.
+#[wasm_bindgen(js_name = useRowColumns)]
+pub fn use_row_columns(on: bool) {
+    ROW_COLUMNS.with(|c| c.set(on));
 }
 
 /// Whether JS's `String(v)` writes `v` as Rust's `{v}` does: both write the shortest digits

@@ -29,31 +29,15 @@ impl StoreHandle {
     /// Open a store served as plain files by a JS source (see `JsFs`); `name` is used in
     /// messages. A newer major format, or no format file, throws.
     #[wasm_bindgen(js_name = openFiles)]
-    pub fn open_files(source: JsValue, name: &str) -> Result<StoreHandle, JsError> {
-        let fs = JsFs::new(source)?;
-        let fs: Box<dyn StoreFs> = if fs.list.is_some() {
-            Box::new(fs)
-        } else {
-            Box::new(ListedFs::new(fs))
-        };
-        let store = Store::open(fs).map_err(|e| js_err(format!("{name}: {e}")))?;
-        Ok(StoreHandle {
-            store,
-            kept: Kept::default(),
-        })
+    pub fn open_files(source: JsValue, name: &str) -> Result<StoreHandle, JsValue> {
+        with_code(|| Self::open_files_inner(source, name))
     }
 
     /// Open a snapshot zip given as a `Uint8Array` or `{size, readAt(offset, len)}`: its
     /// central directory is read once, then each file by two range reads.
     #[wasm_bindgen(js_name = openSnapshot)]
-    pub fn open_snapshot(source: JsValue, name: &str) -> Result<StoreHandle, JsError> {
-        let zip = ZipFs::new(JsRange::new(source, name)?, name).map_err(js_err)?;
-        let store = Store::open(Box::new(zip) as Box<dyn StoreFs>)
-            .map_err(|e| js_err(format!("{name}: {e}")))?;
-        Ok(StoreHandle {
-            store,
-            kept: Kept::default(),
-        })
+    pub fn open_snapshot(source: JsValue, name: &str) -> Result<StoreHandle, JsValue> {
+        with_code(|| Self::open_snapshot_inner(source, name))
     }
 
     /// Call store function `name` with its options object (see `store_call`); an error has
@@ -67,6 +51,32 @@ impl StoreHandle {
     pub fn refreshed(&self) {
         self.kept.health.borrow_mut().recheck();
         self.kept.curves.borrow_mut().clear();
+    }
+}
+
+impl StoreHandle {
+    fn open_files_inner(source: JsValue, name: &str) -> Result<StoreHandle, JsError> {
+        let fs = JsFs::new(source)?;
+        let fs: Box<dyn StoreFs> = if fs.list.is_some() {
+            Box::new(fs)
+        } else {
+            Box::new(ListedFs::new(fs))
+        };
+        let store = Store::open(fs).map_err(|e| core_err_in(name, e))?;
+        Ok(StoreHandle {
+            store,
+            kept: Kept::default(),
+        })
+    }
+
+    fn open_snapshot_inner(source: JsValue, name: &str) -> Result<StoreHandle, JsError> {
+        let zip = ZipFs::new(JsRange::new(source, name)?, name).map_err(core_err)?;
+        let store =
+            Store::open(Box::new(zip) as Box<dyn StoreFs>).map_err(|e| core_err_in(name, e))?;
+        Ok(StoreHandle {
+            store,
+            kept: Kept::default(),
+        })
     }
 }
 
@@ -137,12 +147,9 @@ pub(super) fn call_opts<T: DeserializeOwned>(name: &str, options: JsValue) -> Re
     serde_json::from_value(value).map_err(|e| option_error(&what, e))
 }
 
-/// A record error as a JS error: a missing run is `NO_SUCH_RUN`.
+/// A record error as a JS error with its code (a missing run is `NO_SUCH_RUN`).
 pub(super) fn readback_err(e: crate::readback::ReadbackError) -> JsError {
-    match e {
-        crate::readback::ReadbackError::NoSuchRun { .. } => coded(codes::NO_SUCH_RUN, e),
-        e => js_err(e),
-    }
+    core_err(e)
 }
 
 /// The names `store_call` answers, for the message about an unknown one.
@@ -200,10 +207,10 @@ fn store_call<F: StoreFs>(
     let health = &kept.health;
     match name {
         "format" => to_js(&store.format),
-        "listRuns" => to_js(&store.runs().map_err(js_err)?),
+        "listRuns" => to_js(&store.runs().map_err(core_err)?),
         "writers" => {
             let o: RunOpts = call_opts(name, options)?;
-            to_js(&store.writers(&o.run).map_err(js_err)?)
+            to_js(&store.writers(&o.run).map_err(core_err)?)
         }
         "scan" => scan_js(store, &kept.lines, call_opts(name, options)?),
         "fetch" => fetch_js(store, call_opts(name, options)?),
@@ -256,7 +263,7 @@ fn compare_js<F: StoreFs>(store: &Store<F>, o: CompareOpts) -> Result<JsValue, J
         runs: o.runs,
         lazy: o.lazy,
     };
-    let answer = crate::health::compare::compare(store, &options).map_err(js_err)?;
+    let answer = crate::health::compare::compare(store, &options).map_err(core_err)?;
     to_js(&answer)
 }
 
@@ -335,7 +342,7 @@ fn compare_figure_js<F: StoreFs>(
         max_points: o.max_points.unwrap_or(defaults.max_points),
     };
     check(&options).map_err(|e| js_err(format!("compare: {e}")))?;
-    let answer = compare_kept(store, &options, &mut curves.borrow_mut()).map_err(js_err)?;
+    let answer = compare_kept(store, &options, &mut curves.borrow_mut()).map_err(core_err)?;
     super::readback::figure_js(answer)
 }
 
@@ -347,10 +354,10 @@ fn scan_js<F: StoreFs>(
     let mut bad = Vec::new();
     let items = match o.last {
         Some(n) => {
-            let folders = store.writer_folders(&o.run).map_err(js_err)?;
+            let folders = store.writer_folders(&o.run).map_err(core_err)?;
             let items = store
                 .last(&o.run, n, &mut |e| bad.push(e.to_string()))
-                .map_err(js_err)?;
+                .map_err(core_err)?;
             if bad.is_empty() {
                 lines.borrow_mut().keep(&o.run, folders, &items);
             }
@@ -359,7 +366,7 @@ fn scan_js<F: StoreFs>(
         None => {
             let mut items = Vec::new();
             let limit = o.limit.unwrap_or(usize::MAX);
-            for item in store.scan(&o.run).map_err(js_err)? {
+            for item in store.scan(&o.run).map_err(core_err)? {
                 match item {
                     Err(e) => bad.push(e.to_string()),
                     Ok(i) if o.to.is_some_and(|t| i.entry.forward > t) => break,
@@ -391,37 +398,40 @@ fn gantt_js<F: StoreFs>(
     o: super::readback::FigureOpts,
 ) -> Result<JsValue, JsError> {
     let figure = crate::figures::gantt::gantt_kept(store, &o.run, o.forward.unwrap_or(0), lines)
-        .map_err(js_err)?;
+        .map_err(core_err)?;
     super::readback::figure_js(crate::readback::Answer::new(figure))
 }
 
 fn fetch_js<F: StoreFs>(store: &Store<F>, o: FetchOpts) -> Result<JsValue, JsError> {
-    let items = store.find(&o.run, o.forward).map_err(js_err)?;
+    let items = store.find(&o.run, o.forward).map_err(core_err)?;
     let item = items
         .iter()
         .find(|i| o.writer.as_deref().is_none_or(|w| *i.writer == *w))
         .ok_or_else(|| {
-            JsError::new(&format!(
-                "run {:?} has no forward {}{}",
-                o.run,
-                o.forward,
-                o.writer
-                    .as_deref()
-                    .map(|w| format!(" from writer {w:?}"))
-                    .unwrap_or_default()
-            ))
+            coded(
+                codes::NO_SUCH_FORWARD,
+                format!(
+                    "run {:?} has no forward {}{}",
+                    o.run,
+                    o.forward,
+                    o.writer
+                        .as_deref()
+                        .map(|w| format!(" from writer {w:?}"))
+                        .unwrap_or_default()
+                ),
+            )
         })?;
     let blob = store
         .fetch(&o.run, &item.writer, &item.entry)
-        .map_err(js_err)?;
+        .map_err(core_err)?;
     to_js(&FetchJs {
         row: Row {
             writer: &item.writer,
             entry: &item.entry,
         },
-        meta: blob.meta().map_err(js_err)?,
-        facts: blob.facts().map_err(js_err)?,
-        stats: blob.stats().map_err(js_err)?,
+        meta: blob.meta().map_err(core_err)?,
+        facts: blob.facts().map_err(core_err)?,
+        stats: blob.stats().map_err(core_err)?,
         tensors: blob.tensor_keys(),
     })
 }

@@ -35,6 +35,7 @@ test("the seed functions over a store in Chromium, through the worker (npm, brow
     const s = window.somatize;
     const store = await s.openStore(url);
     const code = (p) => p.then(() => "resolved", (e) => e.code ?? `no code: ${e.message}`);
+    const kind = (p) => p.then(() => "resolved", (e) => [e instanceof s.SomatizeError, e.name, e.run]);
     const out = {
       diagnose: await s.diagnose(store, { run: "nest" }),
       where: await s.where(store, { run: "nest" }),
@@ -51,6 +52,8 @@ test("the seed functions over a store in Chromium, through the worker (npm, brow
         await code(s.facts(store, { run: "nest" })),
         await code(s.runs("not a store")),
       ],
+      // A SomatizeError across the worker, with what it concerns.
+      kind: await kind(s.diagnose(store, { run: "nosuch" })),
     };
     await store.close();
     // Maps as their entries: a Map does not survive page.evaluate's JSON.
@@ -67,7 +70,8 @@ test("the seed functions over a store in Chromium, through the worker (npm, brow
     costs: ["scan", "fetch"],
     within: "net",
     about: "OVERSTEPPING",
-    codes: ["SOMATIZE_NO_SUCH_RUN", "SOMATIZE_UNKNOWN_OPTION", "SOMATIZE_BAD_OPTION", "SOMATIZE_NOT_A_STORE"],
+    codes: ["NO_SUCH_RUN", "UNKNOWN_OPTION", "BAD_OPTION", "NOT_A_STORE"],
+    kind: [true, "SomatizeError", "nosuch"],
   });
   assert.deepEqual(seen.errors, []);
   await page.close();

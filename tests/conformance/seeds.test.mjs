@@ -41,7 +41,7 @@ test("ObservableSpec: seven fields, an unknown one refused (CLI)", () => {
 test("ObservableSpec: seven fields, an unknown one refused (npm)", () => {
   assert.deepEqual(Object.keys(JSON.parse(s.specCanonical(W))), ["source", "selector", "transforms", "reduction", "temporal", "frequency", "budget_hint"]);
   assert.throws(() => s.specId({ ...W, bogus: 1 }), /bogus/);
-  assert.throws(() => s.observeTensors(tensors(), [{ ...W, bogus: 1 }]), { code: "SOMATIZE_UNKNOWN_OPTION", message: /bogus/ });
+  assert.throws(() => s.observeTensors(tensors(), [{ ...W, bogus: 1 }]), { code: "UNKNOWN_OPTION", message: /bogus/ });
 });
 
 test("spec id: 16 hex of the whole spec; an identity field changes it (CLI)", () => {
@@ -144,7 +144,7 @@ test("TypedTensor: axes, stage and provenance carried; an unknown field refused 
   const out = s.observeTensors([t], [{ ...W, reduction: "l2" }]);
   assert.equal(Object.values(out.values)[0], Math.sqrt(30));
   assert.throws(() => s.observeTensors([{ ...t, axes: ["out"] }], [W]), /1 axis names for 2 dimensions/);
-  assert.throws(() => s.observeTensors([{ ...t, colour: "red" }], [W]), { code: "SOMATIZE_UNKNOWN_OPTION", message: /unknown field "colour"/ });
+  assert.throws(() => s.observeTensors([{ ...t, colour: "red" }], [W]), { code: "UNKNOWN_OPTION", message: /unknown field "colour"/ });
 });
 
 test("Runtime.observe: a dict keyed by spec id (CLI)", () => {
@@ -304,7 +304,7 @@ test("diagnose: {where: [flags]}, declaration order, nothing wrong absent (npm)"
   const last = await s.diagnose(demo, { run: "dead_relu", last: 1 });
   assert.ok(last.get("relu1").includes("DEAD"));
   await assert.rejects(s.diagnose(demo, { run: "healthy", node: "fc1" }), /node/);
-  await assert.rejects(s.diagnose(demo, { run: "nosuch" }), { code: "SOMATIZE_NO_SUCH_RUN", message: /the store holds no run "nosuch"/ });
+  await assert.rejects(s.diagnose(demo, { run: "nosuch" }), { code: "NO_SUCH_RUN", message: /the store holds no run "nosuch"/ });
 });
 
 test("flags: a table of node, flag and what to do (CLI)", () => {
@@ -395,12 +395,12 @@ test("functions, not a type: free functions over a store (npm)", async () => {
     await assert.rejects(async () => fn("not a store", { run: "healthy" }), TypeError, fn.name);
   }
   assert.deepEqual(await s.runs(demo), (await demo.runs()).rows, "the same call as the Store method, the seed's list");
-  await assert.rejects(s.curve(demo, { run: "healthy", colour: 1 }), { code: "SOMATIZE_UNKNOWN_OPTION", message: /colour/ });
-  await assert.rejects(s.nodes(demo, { run: "healthy", of: "x" }), { code: "SOMATIZE_UNKNOWN_OPTION", message: /of/ });
-  await assert.rejects(s.nodes(demo, { run: "nosuch" }), { code: "SOMATIZE_NO_SUCH_RUN" });
-  await assert.rejects(s.facts(demo, { run: "healthy" }), { code: "SOMATIZE_BAD_OPTION" });
-  await assert.rejects(s.runs("x"), { code: "SOMATIZE_NOT_A_STORE" });
-  await assert.rejects(s.gantt(demo, { run: "healthy", smooth: 3 }), { code: "SOMATIZE_UNKNOWN_OPTION", message: /smooth/ });
+  await assert.rejects(s.curve(demo, { run: "healthy", colour: 1 }), { code: "UNKNOWN_OPTION", message: /colour/ });
+  await assert.rejects(s.nodes(demo, { run: "healthy", of: "x" }), { code: "UNKNOWN_OPTION", message: /of/ });
+  await assert.rejects(s.nodes(demo, { run: "nosuch" }), { code: "NO_SUCH_RUN" });
+  await assert.rejects(s.facts(demo, { run: "healthy" }), { code: "BAD_OPTION" });
+  await assert.rejects(s.runs("x"), { code: "NOT_A_STORE" });
+  await assert.rejects(s.gantt(demo, { run: "healthy", smooth: 3 }), { code: "UNKNOWN_OPTION", message: /smooth/ });
 });
 
 // ---- seed 003: Live (issue 22 built it on every surface) ----

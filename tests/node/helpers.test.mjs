@@ -1,6 +1,6 @@
 // The helper threads of the Node entry (pkg/helpers-node.js): a long float32 tensor observed
 // with them gives the same bits as without, whether its values are on a plain or a shared
-// buffer; the helpers really take blocks; and a pool that misbehaves costs nothing but time.
+// buffer; the helpers really take blocks; a pool that misbehaves costs nothing but time; and they are off unless asked for.
 import test from "node:test";
 import assert from "node:assert/strict";
 import { observeTensors, setHelpers, helperCounts } from "somatize";
@@ -95,4 +95,21 @@ test("a pool that fails, declines or throws leaves the answer as on one thread",
     useBlockHelpers(null);
     setHelpers(before);
   }
+});
+
+test("helper threads are off unless asked for: SOMATIZE_HELPERS=n or auto sets the starting count", async () => {
+  const { spawnSync } = await import("node:child_process");
+  const { availableParallelism } = await import("node:os");
+  const count = (value) => {
+    const env = { ...process.env };
+    if (value === undefined) delete env.SOMATIZE_HELPERS;
+    else env.SOMATIZE_HELPERS = value;
+    const code = 'import { helperCounts } from "somatize"; console.log(helperCounts().helpers);';
+    const r = spawnSync(process.execPath, ["--input-type=module", "-e", code], { env, encoding: "utf8", cwd: new URL("../../", import.meta.url) });
+    assert.equal(r.status, 0, r.stderr);
+    return Number(r.stdout.trim());
+  };
+  assert.equal(count(undefined), 0);
+  assert.equal(count("2"), 2);
+  assert.equal(count("auto"), Math.max(0, Math.min(availableParallelism() - 1, 7)));
 });

@@ -160,23 +160,6 @@ test("background.tensorStats agrees with numpy's expected.json within 1e-6", asy
   await assert.rejects(background.tensorStats(readFileSync(join(fixtures, "bad_crc.npz")), "bad_crc.npz"), Error);
 });
 
-test("the packed package installs and runs the README's Node example outside the repo", () => {
-  const tmp = mkdtempSync(join(tmpdir(), "somatize-pack-"));
-  try {
-    const packed = execFileSync("npm", ["pack", "--silent", "--pack-destination", tmp], { cwd: join(root, "pkg"), encoding: "utf8" }).trim().split("\n").at(-1);
-    writeFileSync(join(tmp, "package.json"), '{"name":"app","private":true,"type":"module"}');
-    execFileSync("npm", ["install", "--offline", "--no-audit", "--no-fund", "--loglevel=error", join(tmp, packed)], { cwd: tmp, stdio: "pipe" });
-    const readme = readFileSync(join(tmp, "node_modules/somatize/README.md"), "utf8");
-    const code = /<!-- example: node -->\s*```js\n([\s\S]*?)```/.exec(readme)[1];
-    writeFileSync(join(tmp, "runs.mjs"), code);
-    const r = spawnSync(process.execPath, ["runs.mjs", s.store], { cwd: tmp, encoding: "utf8" });
-    assert.equal(r.status, 0, r.stderr);
-    assert.match(r.stdout, /^mlp: last losses /m);
-  } finally {
-    rmSync(tmp, { recursive: true, force: true });
-  }
-});
-
 test("over HTTP (plain files with the listing, a snapshot by Range requests) Node answers as from disk", async () => {
   const { spawn } = await import("node:child_process");
   const { once } = await import("node:events");

@@ -1,5 +1,8 @@
-// Type-checks the package's declarations (pkg/index.d.ts) against the way the README uses them; compiled with --noEmit only.
-import { openStore, background, specId, tensorStats, setHelpers, helperCounts, type Store, type IndexRow, type Fetched } from "somatize";
+// Type-checks the browser entry's declarations (pkg/browser.d.ts over pkg/index.d.ts, what a bundler's
+// project resolves) against the way the README uses them; compiled with --noEmit only.
+import { openStore, background, specId, tensorStats, setHelpers, helperCounts, SomatizeError, type Store, type IndexRow, type Fetched } from "somatize";
+// @ts-expect-error: folderSource is the Node entry's
+import { folderSource } from "somatize";
 
 async function main(path: string, bytes: Uint8Array): Promise<void> {
   const store: Store = await openStore(path, { name: "example" });
@@ -18,6 +21,9 @@ async function main(path: string, bytes: Uint8Array): Promise<void> {
   await store.refresh();
   await store.close();
   console.log(writers, bad, loss, nodes, mean, sync, read, helpersBefore, blocks, specId({ source: "param", selector: "w", reduction: "l2" }));
+  const dropped: Store = await openStore(new Blob(["PK"]));
+  await dropped.runs().catch((e: unknown) => e instanceof SomatizeError && e.code === "NO_SUCH_RUN");
+  void folderSource;
   // @ts-expect-error: options are one object, not a string
   await store.writers("mlp");
 }
