@@ -2,6 +2,7 @@
 bad input is a clear exception; a dead companion never stops training; an exception marks
 the run broke; bf16 and repeated leaves; torch.compile'd models."""
 
+import math
 import os
 import signal
 import subprocess
@@ -454,3 +455,18 @@ def test_abs_summaries_in_blocks_are_those_of_the_whole(n):
     assert top == (x.abs().max().item() if n else 0.0)
     want = x.double().abs().sum().item()
     assert abs(l1 - want) <= 1e-6 * want
+
+
+def test_large_tensors_blockwise_match_the_whole():
+    # The path a large CPU weight takes (more than one cache-sized block of rows): the
+    # per-unit mean |w| of a weight reading a layer, against the whole-tensor arithmetic
+    # (float64).
+    torch.manual_seed(0)
+    assert 1500 * 700 > st._ABS_BLOCK
+    for shape, units in (((1500, 700), 700), ((600, 350, 3), 350), ((64, 2800), 700)):
+        w = torch.randn(*shape)
+        got = st._outgoing_mean_abs(w, units)
+        group = shape[1] // units
+        inner = math.prod(shape[2:])
+        ref = w.double().abs().reshape(shape[0], units, group * inner).mean(dim=(0, 2))
+        assert torch.allclose(got, ref, rtol=1e-6), shape
