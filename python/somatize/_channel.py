@@ -101,17 +101,20 @@ class Channel:
         return step % self.every == 0
 
     def forward(self, step, loss=None, tensors=None, facts=None, stats=None,
-                took_us=None, broke=False, error=None, keep_all=False):
+                took_us=None, broke=False, error=None, keep_all=False, where=None):
         """Send one forward: its number, loss, facts (dicts with node, kind, began_us, took_us,
         where, read_back, error, and anything else), per-node statistics (node -> metric ->
         number) and tensors (key -> array; kept only on steps that ``keeps_tensors``, or always
-        with ``keep_all``)."""
+        with ``keep_all``). ``where``: where the loss was computed (default: not said)."""
         if not self.enabled:
             return
         facts = [dict(f) for f in (facts or [])]
         if loss is not None:
-            facts.append({"node": "loss", "kind": "loss", "began_us": 0, "took_us": 0,
-                          "value": _json_number(loss.item() if hasattr(loss, "item") else loss)})
+            fact = {"node": "loss", "kind": "loss", "began_us": 0, "took_us": 0,
+                    "value": _json_number(loss.item() if hasattr(loss, "item") else loss)}
+            if where is not None:
+                fact["where"] = where
+            facts.append(fact)
         header = {"type": "forward", "forward": int(step), "facts": facts}
         if took_us is not None:
             header["took_us"] = int(took_us)

@@ -46,6 +46,7 @@ import atexit
 import math
 import os
 import re
+import socket
 import sys
 import time
 import warnings
@@ -759,6 +760,7 @@ class Watch:
                                  f"{', '.join(n.name for n in self._nodes)})")
             self._apart.append(pair)
         self._apart_nodes = {n for pair in self._apart for n in pair}
+        self._where = None  # the facts' `where`: the machine and rank, under torch.distributed
         self._outputs = {}  # this full step's last output of each node in an apart pair
         self._chan = self._open(store, run, writer, channel, durable)
         self._hook()
@@ -814,10 +816,13 @@ class Watch:
 
     def _open(self, store, run, writer, channel, durable):
         address = channel if channel is not None else os.environ.get(_channel.CHANNEL_ENV)
-        if writer is None:
-            dist = getattr(torch, "distributed", None)
-            if dist is not None and dist.is_available() and dist.is_initialized():
-                writer = f"rank{dist.get_rank()}"  # each rank a writer named for its rank
+        dist = getattr(torch, "distributed", None)
+        if dist is not None and dist.is_available() and dist.is_initialized():
+            # Each rank a writer named for its rank, its nodes said to run on its machine
+            # and rank (the facts' `where`: fleet and the gantt show the ranks side by side).
+            self._where = f"{socket.gethostname()}/rank{dist.get_rank()}"
+            if writer is None:
+                writer = f"rank{dist.get_rank()}"
         if address:
             chan = _channel.connect(address)
         else:
@@ -1350,6 +1355,8 @@ class Watch:
         measured = "full" if self._measuring_acts() else "norms"
         for node in self._nodes:
             f = {"node": node.name, "kind": node.kind, "calls": node.calls, "measured": measured}
+            if self._where is not None:
+                f["where"] = self._where
             if node.began is not None and origin is not None:
                 f["began_us"] = int((node.began - origin) * 1e6)
                 f["took_us"] = int(node.took * 1e6)
@@ -1385,7 +1392,7 @@ class Watch:
             return
         try:
             self._chan.forward(forward, loss=loss, facts=facts, stats=stats, tensors=tensors,
-                               keep_all=True)
+                               keep_all=True, where=self._where)
         except OSError as e:
             self._dead(e)
 

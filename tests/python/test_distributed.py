@@ -3,6 +3,7 @@ watch lines: one run of four writers named for their ranks, judged per rank and 
 (verdict/src/ranks.rs). The training script is written here; nothing is downloaded."""
 
 import json
+import socket
 import subprocess
 import sys
 import textwrap
@@ -73,6 +74,10 @@ def test_four_ranks_write_one_run_and_a_nan_is_named_on_its_rank(tmp_path):
     history = json.loads(cli("history", store, "--run", "ddp", "--node", "rank3/0", "--of",
                              "grad_norm", "--json"))
     assert len(history) >= 10
+    # Each rank's nodes ran on its machine and rank: fleet shows the four side by side.
+    fleet = json.loads(cli("fleet", store, "--run", "ddp", "--json"))
+    host = socket.gethostname()
+    assert {m["machine"] for m in fleet} == {f"{host}/rank{r}" for r in range(4)}, fleet
 
 
 def test_a_healthy_job_reads_as_one_process_would(tmp_path):
