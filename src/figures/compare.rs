@@ -7,6 +7,7 @@ use super::{colour, num, Figure};
 use crate::health::compare::glob_match;
 use crate::readback::curve::curve;
 use crate::readback::{Answer, ReadbackError, Result, Skip};
+use crate::store::summary::Sketch;
 use crate::store::{Store, StoreFs};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -64,6 +65,10 @@ pub struct CompareFigure {
     /// The most points a line keeps (each of a longer line's buckets keeps its lowest and
     /// highest points, and its first gap).
     pub max_points: usize,
+    /// Draw a finished run's line from the sketch its summary line carries (when it is of
+    /// `of`) instead of reading its index: what a figure of many runs costs one read of the
+    /// summaries file for. `false` reads every index.
+    pub sketches: bool,
 }
 
 impl Default for CompareFigure {
@@ -77,6 +82,7 @@ impl Default for CompareFigure {
             log_y: false,
             group_by: Vec::new(),
             max_points: 2000,
+            sketches: true,
         }
     }
 }
@@ -230,6 +236,16 @@ fn line_of<F: StoreFs>(
 }
 
 impl Line {
+    /// A finished run's line from its summary's sketch.
+    fn of_sketch(run: &str, sketch: &Sketch) -> Line {
+        Line {
+            run: run.to_string(),
+            forwards: sketch.forwards.clone(),
+            xs: sketch.written_us().map(|w| w as f64).collect(),
+            ys: sketch.values_f64().collect(),
+        }
+    }
+
     fn with_written(mut self, written: &[i64]) -> Self {
         // Kept as µs here; turned into the axis' unit by `place`.
         self.xs = written.iter().map(|&w| w as f64).collect();
@@ -271,12 +287,28 @@ fn xs(xs: &[f64], keep: &[usize]) -> Vec<Value> {
 #[derive(Default)]
 pub struct KeptLines {
     lines: std::collections::HashMap<(String, String), Line>,
+    /// The sketches of finished runs, from one read of the summaries file.
+    sketches: Option<BTreeMap<String, Sketch>>,
 }
 
 impl KeptLines {
     /// Forget every line (the store's files may have changed).
     pub fn clear(&mut self) {
         self.lines.clear();
+        self.sketches = None;
+    }
+
+    /// The sketches of the runs whose summary line stands for them (finished, nothing written
+    /// since), read once. A summaries file that cannot be read gives none (the indexes are read).
+    fn sketches<F: StoreFs>(&mut self, store: &Store<F>) -> &BTreeMap<String, Sketch> {
+        self.sketches.get_or_insert_with(|| {
+            crate::store::summary::read_runs(store.fs())
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|(_, l)| crate::health::compare::from_line(&l.last).is_some())
+                .filter_map(|(run, l)| l.last.sketch.filter(Sketch::is_whole).map(|s| (run, s)))
+                .collect()
+        })
     }
 }
 
@@ -306,9 +338,18 @@ pub fn compare_kept<F: StoreFs>(
             continue;
         }
         let key = (run.clone(), o.of.clone());
-        let mut l = match kept.lines.get(&key) {
-            Some(l) => l.clone(),
-            None => {
+        let sketched = if o.sketches {
+            kept.sketches(store)
+                .get(&run)
+                .filter(|s| s.of == o.of)
+                .map(|s| Line::of_sketch(&run, s))
+        } else {
+            None
+        };
+        let mut l = match (sketched, kept.lines.get(&key)) {
+            (Some(l), _) => l,
+            (None, Some(l)) => l.clone(),
+            (None, None) => {
                 let before = skipped.len();
                 let l = line_of(store, &run, &o.of, &mut skipped)?;
                 if skipped.len() == before {

@@ -333,6 +333,7 @@ fn compare_figure_js<F: StoreFs>(
         log_y: o.log_y,
         group_by: o.group_by,
         max_points: o.max_points.unwrap_or(defaults.max_points),
+        sketches: true,
     };
     check(&options).map_err(|e| js_err(format!("compare: {e}")))?;
     let answer = compare_kept(store, &options, &mut curves.borrow_mut()).map_err(js_err)?;
