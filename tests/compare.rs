@@ -440,3 +440,189 @@ fn a_writer_summarises_its_run_as_it_goes_and_a_lazy_scan_finds_its_health() {
     );
     assert_eq!(done[0].forwards, 13);
 }
+
+#[test]
+fn a_snapshot_of_whole_runs_carries_their_summaries_and_one_of_the_last_forwards_none() {
+    let root = store_of_three();
+    let dir = temp_dir("compare-snapshots");
+    let whole = dir.join("whole.zip");
+    let last = dir.join("last.zip");
+    let (code, _, err) = somatize(&[
+        "export",
+        root.to_str().unwrap(),
+        "-o",
+        whole.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = somatize(&[
+        "export",
+        root.to_str().unwrap(),
+        "--last",
+        "5",
+        "-o",
+        last.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let json = |store: &Path, extra: &[&str]| -> serde_json::Value {
+        let mut args = vec!["compare", store.to_str().unwrap(), "--json"];
+        args.extend(extra);
+        let (code, out, err) = somatize(&args);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str(&out).unwrap()
+    };
+    // The whole runs: the same rows as the folder, the finished ones from the summaries.
+    let folder = json(&root, &[]);
+    let snap = json(&whole, &[]);
+    assert_eq!(snap, folder);
+    let from: Vec<&str> = snap
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["from"].as_str().unwrap())
+        .collect();
+    assert_eq!(from, ["summary", "summary", "read"]);
+    // Their lines are the folder's latest (a summary, or an open line of the run being written).
+    let zip = somatize::store::ZipFs::open(&whole).unwrap();
+    let lines = somatize::store::summary::read_runs(&zip).unwrap();
+    let mine = somatize::store::summary::read_runs(&DirFs::new(&root)).unwrap();
+    assert_eq!(lines, mine);
+    // And the overlay drawn from the snapshot is the folder's.
+    let figure = |store: &Path| {
+        let (code, out, err) =
+            somatize(&["figure", "compare", store.to_str().unwrap(), "--ema", "0.5"]);
+        assert_eq!(code, 0, "{err}");
+        out
+    };
+    assert_eq!(figure(&whole), figure(&root));
+    // The last 5 forwards: no summary (the whole run's would not be what it holds); read.
+    let sliced = json(&last, &[]);
+    assert!(sliced
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["from"] == "read" && r["forwards"] == 5));
+}
+
+#[test]
+fn runs_recorded_with_a_config_are_grouped_by_one_of_its_fields() {
+    let root = temp_dir("compare-config");
+    for (run, lr, nan) in [
+        ("a", Some("0.1"), None),
+        ("b", Some("0.1"), Some(2)),
+        ("c", Some("0.01"), None),
+        ("d", None, None),
+    ] {
+        if let Some(lr) = lr {
+            let mut config = somatize::store::config::Config::new();
+            config.insert("lr".into(), serde_json::from_str(lr).unwrap());
+            config.insert("optim".into(), serde_json::json!({"name": "adam"}));
+            somatize::store::config::write(&root, run, &config).unwrap();
+        }
+        record(&root, run, 10, nan, false);
+    }
+    // `somatize record --config` writes one too (here for a command that records nothing).
+    let (code, _, err) = somatize(&[
+        "record",
+        "--store",
+        root.to_str().unwrap(),
+        "--run",
+        "e",
+        "--config",
+        "lr=0.5",
+        "--config",
+        "optim=sgd",
+        "--",
+        "true",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let e = somatize::store::config::read(&DirFs::new(&root), "e")
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        serde_json::Value::Object(e),
+        serde_json::json!({"lr": 0.5, "optim": "sgd"})
+    );
+    let dir = root.to_str().unwrap();
+    // Each row carries its run's config (the summary read it when the run finished).
+    let rows = rows(&root, None, false);
+    let a = rows.iter().find(|r| r.run == "a").unwrap();
+    assert_eq!(
+        serde_json::to_value(&a.config).unwrap(),
+        serde_json::json!({"lr": 0.1, "optim": {"name": "adam"}})
+    );
+    assert!(rows.iter().find(|r| r.run == "d").unwrap().config.is_none());
+    // compare --group-by: one row per value, numbers in order, the runs without it last.
+    let (code, out, err) = somatize(&["compare", dir, "--runs", "?", "--group-by", "lr", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let groups: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let got: Vec<(serde_json::Value, serde_json::Value, u64, u64)> = groups
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["value"].clone(),
+                g["runs"].clone(),
+                g["healthy"].as_u64().unwrap(),
+                g["sick"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (serde_json::json!("0.01"), serde_json::json!(["c"]), 1, 0),
+            (
+                serde_json::json!("0.1"),
+                serde_json::json!(["a", "b"]),
+                1,
+                1
+            ),
+            (serde_json::json!("0.5"), serde_json::json!(["e"]), 0, 0),
+            (serde_json::Value::Null, serde_json::json!(["d"]), 1, 0),
+        ]
+    );
+    assert_eq!(groups[1]["final_mean"], 0.1);
+    let (code, out, err) = somatize(&["compare", dir, "--group-by", "optim.name"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.lines().next().unwrap().starts_with("optim.name"),
+        "{out}"
+    );
+    assert!(out.contains("adam"), "{out}");
+    // figure compare --group-config: one group per value, the runs without it alone.
+    let (code, out, err) = somatize(&["figure", "compare", dir, "--group-config", "lr"]);
+    assert_eq!(code, 0, "{err}");
+    let fig: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let names: Vec<&str> = fig["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "lr=0.01 (1 runs) max",
+            "lr=0.01 (1 runs) min–max",
+            "lr=0.01 (1 runs) mean",
+            "lr=0.1 (2 runs) max",
+            "lr=0.1 (2 runs) min–max",
+            "lr=0.1 (2 runs) mean",
+            "lr=0.5 (1 runs) max",
+            "lr=0.5 (1 runs) min–max",
+            "lr=0.5 (1 runs) mean",
+            "d"
+        ]
+    );
+    let (code, _, err) = somatize(&[
+        "figure",
+        "compare",
+        dir,
+        "--group-config",
+        "lr",
+        "--group-by",
+        "a",
+    ]);
+    assert_eq!(code, 2, "{err}");
+}

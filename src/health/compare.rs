@@ -68,8 +68,13 @@ pub struct RunSummary {
     /// did not (`Some(false)`), or one has none: still being written, or cut off (`None`).
     pub ended_ok: Option<bool>,
     /// Where the row came from: `"summary"` (the store's summaries file), `"read"` (the run
-    /// read now), `"index"` (a lazy row: the indexes only, not judged).
+    /// read now), `"index"` (a lazy row: the indexes only, not judged), `"live"` (a lazy row
+    /// of a run being written: its indexes read now, its health from the latest summary a
+    /// writer appended as it went).
     pub from: String,
+    /// The run's recorded config (`runs/<run>/config.json`: its settings), when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config: Option<crate::store::config::Config>,
 }
 
 impl RunSummary {
@@ -133,6 +138,7 @@ struct IndexSummary {
     ended_ok: Option<bool>,
     /// The summarised loss downsampled (`None` when no forward's first line carries it).
     sketch: Option<Sketch>,
+    config: Option<crate::store::config::Config>,
 }
 
 /// The sketch of `points` (forward, written, value of the first line of each forward that
@@ -177,6 +183,8 @@ fn index_summary<F: StoreFs>(
         best: None,
         ended_ok,
         sketch: None,
+        // A config that cannot be read is no config (the run is still summarised).
+        config: crate::store::config::read(store.fs(), run).ok().flatten(),
     };
     // The forward being added up: (number, broke, longest took).
     let mut current: Option<(u64, bool, u64)> = None;
@@ -253,6 +261,7 @@ fn row_of(run: &str, s: &IndexSummary, from: &str) -> RunSummary {
         },
         ended_ok: s.ended_ok,
         from: from.to_string(),
+        config: s.config.clone(),
     }
 }
 
@@ -389,6 +398,92 @@ pub fn compare<F: StoreFs>(
         .rows
         .sort_by(|a, b| (a.last_written_us, &a.run).cmp(&(b.last_written_us, &b.run)));
     Ok(answer)
+}
+
+/// Runs grouped by the value of one recorded config field (`somatize compare --group-by FIELD`,
+/// npm `compare({groupBy})`): how many were healthy, and their loss.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct GroupSummary {
+    /// The config field grouped by.
+    pub field: String,
+    /// Its value, as text (see `config::value_text`); `None` for the runs that record none.
+    pub value: Option<String>,
+    /// The group's runs, in `compare`'s order.
+    pub runs: Vec<String>,
+    /// How many of them were healthy, sick, and not judged (not yet, or could not be).
+    pub healthy: usize,
+    pub sick: usize,
+    pub unjudged: usize,
+    /// Their final loss: the mean, lowest and highest over the runs that have one.
+    pub final_mean: Option<f64>,
+    pub final_min: Option<f64>,
+    pub final_max: Option<f64>,
+    /// The lowest best loss of any of them.
+    pub best: Option<f64>,
+}
+
+/// `rows` grouped by config field `field`: one group per value, in order of the value (as
+/// numbers when every value is one, else as text), then the runs that record none.
+pub fn group(rows: &[RunSummary], field: &str) -> Vec<GroupSummary> {
+    let value_of = |r: &RunSummary| {
+        r.config
+            .as_ref()
+            .and_then(|c| crate::store::config::value_text(c, field))
+    };
+    let mut groups: Vec<GroupSummary> = Vec::new();
+    for r in rows {
+        let value = value_of(r);
+        let i = match groups.iter().position(|g| g.value == value) {
+            Some(i) => i,
+            None => {
+                groups.push(GroupSummary {
+                    field: field.to_string(),
+                    value,
+                    ..GroupSummary::default()
+                });
+                groups.len() - 1
+            }
+        };
+        let g = &mut groups[i];
+        g.runs.push(r.run.clone());
+        match (r.healthy, &r.error) {
+            (Some(true), None) => g.healthy += 1,
+            (Some(false), None) => g.sick += 1,
+            _ => g.unjudged += 1,
+        }
+        if let Some(v) = r.final_value {
+            g.final_min = Some(g.final_min.map_or(v, |m| m.min(v)));
+            g.final_max = Some(g.final_max.map_or(v, |m| m.max(v)));
+            // Summed here, divided below.
+            g.final_mean = Some(g.final_mean.unwrap_or(0.0) + v);
+        }
+        if let Some(b) = r.best {
+            g.best = Some(g.best.map_or(b, |m| m.min(b)));
+        }
+    }
+    for g in &mut groups {
+        let n = rows
+            .iter()
+            .filter(|r| g.runs.contains(&r.run) && r.final_value.is_some())
+            .count();
+        g.final_mean = g.final_mean.map(|sum| sum / n.max(1) as f64);
+    }
+    let numeric = groups
+        .iter()
+        .filter_map(|g| g.value.as_deref())
+        .all(|v| v.parse::<f64>().is_ok());
+    groups.sort_by(|a, b| match (&a.value, &b.value) {
+        (None, None) => std::cmp::Ordering::Equal,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (Some(x), Some(y)) if numeric => x
+            .parse::<f64>()
+            .unwrap_or(0.0)
+            .total_cmp(&y.parse::<f64>().unwrap_or(0.0)),
+        (Some(x), Some(y)) => x.cmp(y),
+    });
+    groups
 }
 
 /// Summarise run `run` of the store at `root` now and append the summary to its

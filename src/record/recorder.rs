@@ -109,6 +109,12 @@ impl Recorder {
         self
     }
 
+    /// Record the run's config (its settings, `runs/<run>/config.json`), replacing the one it
+    /// had, so that runs can be grouped by them (`somatize compare --group-by FIELD`).
+    pub fn config(&self, config: &crate::store::config::Config) -> Result<()> {
+        crate::store::config::write(&self.root, &self.run, config)
+    }
+
     /// Take a live summary when one is due and none is being taken.
     fn live_summary(&mut self) {
         let Some(every) = self.live.every else {

@@ -1,6 +1,7 @@
 // Many runs at a glance through the package in Node: store.compare() and
 // figure({kind: "compare"}) give exactly what `somatize compare --json` and `somatize figure
-// compare` print, over a folder (runs read from summaries.jsonl) and a snapshot (runs read).
+// compare` print, over a folder and a snapshot of it (runs read from the summaries.jsonl each
+// carries).
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -39,16 +40,16 @@ test("compare answers as the CLI does, from the summaries a finished recording l
   await store.close();
 });
 
-test("a snapshot carries no summaries: its runs are read, to the same rows", async () => {
+test("a snapshot carries the summaries of its runs: the same rows, from one file", async () => {
   const folder = await openStore(s.store);
   const snap = await openStore(s.snapshot);
   const a = (await folder.compare()).rows;
   const b = (await snap.compare()).rows;
-  assert.ok(b.every((r) => r.from === "read"));
-  assert.deepEqual(b.map(({ from, ...r }) => r), a.map(({ from, ...r }) => r));
-  const lazy = (await snap.compare({ lazy: true })).rows;
-  assert.ok(lazy.every((r) => r.from === "index" && r.healthy === null));
-  assert.deepEqual(lazy.map((r) => [r.run, r.forwards, r.final, r.best]), a.map((r) => [r.run, r.forwards, r.final, r.best]));
+  assert.ok(b.every((r) => r.from === "summary"));
+  assert.deepEqual(b, a);
+  assert.deepEqual((await snap.compare({ lazy: true })).rows, a);
+  // The overlay drawn from the snapshot (the finished runs from their sketches) is the folder's.
+  assert.deepEqual(await snap.figure({ kind: "compare", ema: 0.5 }), await folder.figure({ kind: "compare", ema: 0.5 }));
   await folder.close();
   await snap.close();
 });
