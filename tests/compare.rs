@@ -551,6 +551,17 @@ fn runs_recorded_with_a_config_are_grouped_by_one_of_its_fields() {
         serde_json::json!({"lr": 0.1, "optim": {"name": "adam"}})
     );
     assert!(rows.iter().find(|r| r.run == "d").unwrap().config.is_none());
+    assert_eq!(a.writers, 1, "the config file is no writer");
+    // A snapshot carries the configs: grouped the same.
+    let snap = temp_dir("compare-config-snap").join("s.zip");
+    let (code, _, err) = somatize(&["export", dir, "-o", snap.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let group_json = |store: &str| {
+        let (code, out, err) = somatize(&["compare", store, "--group-by", "lr", "--json"]);
+        assert_eq!(code, 0, "{err}");
+        out
+    };
+    assert_eq!(group_json(snap.to_str().unwrap()), group_json(dir));
     // compare --group-by: one row per value, numbers in order, the runs without it last.
     let (code, out, err) = somatize(&["compare", dir, "--runs", "?", "--group-by", "lr", "--json"]);
     assert_eq!(code, 0, "{err}");

@@ -8,7 +8,7 @@ use super::{format, names};
 use serde_json::{Map, Value};
 
 /// The config file of a run, in its folder.
-pub const CONFIG_FILE: &str = "config.json";
+pub const CONFIG_FILE: &str = format::CONFIG_FILE;
 /// The largest config file read.
 pub const MAX_CONFIG: u64 = 1 << 20;
 

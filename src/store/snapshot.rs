@@ -294,10 +294,12 @@ pub fn export<F: StoreFs>(
             Some(n) => Some(store.last(run, n, &mut |_| {})?),
             None => None,
         };
-        // The run's graph (docs/store-format.md), when it has one.
-        let graph = format!("{}/graph.json", format::run_dir(run));
-        if let Ok(len) = store.fs().len(&graph) {
-            copy_entry(store.fs(), &mut z, &graph, len)?;
+        // The run's graph and config (docs/store-format.md), when it has them.
+        for file in [format::GRAPH_FILE, format::CONFIG_FILE] {
+            let path = format!("{}/{file}", format::run_dir(run));
+            if let Ok(len) = store.fs().len(&path) {
+                copy_entry(store.fs(), &mut z, &path, len)?;
+            }
         }
         for w in store.writers(run)? {
             sum.writers += 1;
