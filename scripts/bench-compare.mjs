@@ -5,9 +5,9 @@
 // out and put back, a zoom). Medians over BENCH_ROUNDS page loads (default 3), each interaction
 // repeated 5 times per load, printed with the date and the machine's load.
 //
-//   node scripts/bench-compare.mjs [--runs N] [--forwards N] [--regen] [--page DIR] [--profile]
+//   node scripts/bench-compare.mjs [--runs N] [--forwards N] [--regen] [--page DIR] [--store DIR] [--profile]
 //
-// --page DIR opens DIR/index.html instead of www/ (a copy of an earlier page and its pkg/ put
+// --store DIR (under the checkout) opens that store instead, as it is; --page DIR opens DIR/index.html instead of www/ (a copy of an earlier page and its pkg/ put
 // side by side under the checkout, to measure before and after in one session); --profile
 // prints where the time went: each call to the package's worker (by the page's clock, from
 // posting it to its answer) and the main thread's busy time between.
@@ -33,7 +33,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const PAGE = flag("--page", "www").replace(/\/+$/, "");
 const PROFILE = args.includes("--profile");
 const REPEAT = 5;
-const rel = `target/bench-compare/store-${RUNS}x${FORWARDS}`;
+const rel = flag("--store", `target/bench-compare/store-${RUNS}x${FORWARDS}`).replace(/\/+$/, "");
 const store = join(root, rel);
 
 function ensureStore() {
@@ -144,7 +144,7 @@ function profiler() {
   };
 }
 
-ensureStore();
+if (!args.includes("--store")) ensureStore();
 const { server, origin } = await serve();
 const browser = await launch();
 const got = { table: [], overlay50: [], ema: [], out: [], back: [], zoom: [], unzoom: [] };

@@ -297,8 +297,11 @@ export class RunsView {
       const { kind, ...options } = o;
       const figure = await adapter.figure(this.store, kind, options);
       if (this.closed) return;
-      // A height of its own: drawn at once, the container has none yet to size it by.
-      figure.layout = { ...figure.layout, height: figure.layout?.height ?? 440 };
+      // A height of its own: drawn at once, the container has none yet to size it by. Past
+      // LEGEND_LINES lines the legend is left out (hovering a line names its run): plotly lays
+      // out every entry again on each redraw, a large part of redrawing many runs.
+      const legend = (figure.data ?? []).length <= LEGEND_LINES ? {} : { showlegend: false };
+      figure.layout = { ...figure.layout, height: figure.layout?.height ?? 440, ...legend };
       await draw(box, figure, (e) => this.failed(box, e));
     } catch (e) {
       this.failed(box, e);
@@ -360,6 +363,9 @@ export class RunsView {
     $("runs").dataset.judged = "true";
   }
 }
+
+/** The most lines the overlay draws with a legend. */
+export const LEGEND_LINES = 20;
 
 /** How often a run being written is judged again while the store is followed. */
 const REJUDGE_MS = 30_000;

@@ -335,7 +335,7 @@ impl KeptLines {
                 .unwrap_or_default()
                 .into_iter()
                 .filter(|(_, l)| crate::health::compare::from_line(&l.last).is_some())
-                .filter_map(|(run, l)| l.last.sketch.filter(Sketch::is_whole).map(|s| (run, s)))
+                .filter_map(|(run, l)| l.last.sketch?.parse().map(|s| (run, s)))
                 .collect()
         })
     }

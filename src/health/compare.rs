@@ -512,7 +512,7 @@ pub fn write_summary(
         open: false,
         live,
         summary: Some(serde_json::to_value(&row).unwrap_or_default()),
-        sketch,
+        sketch: sketch.as_ref().and_then(summary::RawSketch::of),
     };
     summary::append(root, &line, durable)?;
     Ok(row)

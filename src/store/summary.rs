@@ -43,7 +43,33 @@ pub struct SummaryLine {
     /// so that an overlay of finished runs reads no index. Beside `summary`, not in it: a
     /// table of runs does not carry it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sketch: Option<Sketch>,
+    pub sketch: Option<RawSketch>,
+}
+
+/// A sketch as the JSON text of its line, parsed only by a reader that draws it (a table of
+/// runs reads the summaries file without building any: most of a line is its sketch).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RawSketch(Box<serde_json::value::RawValue>);
+
+impl PartialEq for RawSketch {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.get() == other.0.get()
+    }
+}
+
+impl RawSketch {
+    /// The sketch's JSON text.
+    pub fn of(sketch: &Sketch) -> Option<RawSketch> {
+        serde_json::value::to_raw_value(sketch).ok().map(RawSketch)
+    }
+
+    /// The sketch, when its text is one with a value per point kept.
+    pub fn parse(&self) -> Option<Sketch> {
+        serde_json::from_str::<Sketch>(self.0.get())
+            .ok()
+            .filter(Sketch::is_whole)
+    }
 }
 
 /// The most points a [`Sketch`] keeps: 128 buckets, each its lowest and highest point and its
