@@ -260,4 +260,26 @@ mod tests {
         assert_eq!(got["b"].written_us, 2);
         assert!(!got["b"].open);
     }
+
+    #[test]
+    fn a_runs_latest_summary_holds_until_a_writer_opens_after_it() {
+        let text = concat!(
+            "{\"run\":\"a\",\"writer\":\"w0\",\"written_us\":1,\"open\":true}\n",
+            "{\"run\":\"a\",\"writer\":\"w0\",\"written_us\":2,\"live\":true,\"summary\":{\"healthy\":true}}\n",
+            "{\"run\":\"a\",\"writer\":\"w0\",\"written_us\":3,\"live\":true,\"summary\":{\"healthy\":false},\"sketch\":{\"of\":\"loss.value\",\"points\":1,\"start_us\":3,\"forwards\":[0],\"t_us\":[0],\"values\":[null]}}\n",
+            "{\"run\":\"b\",\"writer\":\"w0\",\"written_us\":4,\"summary\":{\"healthy\":true}}\n",
+            "{\"run\":\"b\",\"writer\":\"w1\",\"written_us\":5,\"open\":true}\n",
+        );
+        let got = parse_runs(text.as_bytes());
+        let a = &got["a"];
+        assert_eq!(a.last.written_us, 3);
+        let latest = a.last_summary.as_ref().unwrap();
+        assert!(latest.live);
+        assert_eq!(latest.summary.as_ref().unwrap()["healthy"], false);
+        let sketch = latest.sketch.as_ref().unwrap().parse().unwrap();
+        assert_eq!((sketch.forwards, sketch.values), (vec![0], vec![None]));
+        // Run b: w1 opened after w0's summary, so its health is not known.
+        assert!(got["b"].last.open);
+        assert_eq!(got["b"].last_summary, None);
+    }
 }
