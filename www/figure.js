@@ -217,7 +217,7 @@ export function plotly() {
  * it scrolls into view, and `fail(error)` is called if that drawing throws (drawing now throws).
  */
 export async function draw(container, figure, fail = (e) => console.error(e)) {
-  await plotly();
+  if (!globalThis.Plotly) await plotly(); // once loaded, a drawing begins at once (no await before it)
   const key = JSON.stringify(figure);
   if (key === container.somatizeKey) {
     delete container.somatizeWaiting;

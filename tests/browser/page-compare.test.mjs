@@ -76,10 +76,10 @@ const healthWanted = () => want.map((r) => ({
 
 /** The traces plotly drew in the overlay: name, x and y. */
 const overlay = (page) => page.evaluate(() => document.getElementById("fig-compare").data.map((t) => ({ name: t.name, x: [...t.x], y: [...t.y] })));
-const wanted = async (options) => (await node.figure({ kind: "compare", ...options })).data.map((t) => ({ name: t.name, x: t.x, y: t.y }));
-/** Wait until the overlay holds exactly the traces of the package's figure with `options`. */
-async function overlayIs(page, options) {
-  const w = await wanted(options);
+const wanted = async (options, store = node) => (await store.figure({ kind: "compare", ...options })).data.map((t) => ({ name: t.name, x: t.x, y: t.y }));
+/** Wait until the overlay holds exactly the traces of the package's figure with `options` (of `store`, the demo's by default). */
+async function overlayIs(page, options, store = node) {
+  const w = await wanted(options, store);
   await page.waitForFunction((text) => JSON.stringify((document.getElementById("fig-compare").data ?? [])
     .map((t) => ({ name: t.name, x: [...t.x], y: [...t.y] }))) === text, JSON.stringify(w), { timeout: 15_000 })
     .catch(() => {}); // the assertion below says what differs
@@ -193,7 +193,9 @@ test("runs that record a config show it, and are grouped by a config field as th
   assert.deepEqual(await page.evaluate(() => [...document.querySelectorAll("#compare-group-config option")].map((o) => o.value)), ["", "optim", "seed"]);
   const names = want.map((r) => r.run);
   await page.selectOption("#compare-group-config", "optim");
-  await overlayIs(page, { runs: names, of: "loss.value", x: "forward", groupConfig: "optim" });
+  const store = await openStore(configured);
+  await overlayIs(page, { runs: names, of: "loss.value", x: "forward", groupConfig: "optim" }, store);
+  await store.close();
   const traceNames = (await overlay(page)).map((t) => t.name);
   assert.ok(traceNames.includes("optim=sgd (2 runs) mean") && traceNames.includes("optim=adam (5 runs) mean"), traceNames.join(", "));
   await page.locator("#fig-compare").screenshot({ path: join(shots, "compare-config-groups.png") });
