@@ -294,8 +294,11 @@ export class Store {
   }>;
   /** Every run at a glance, newest last: from the store's summaries.jsonl where a finished
    * writer left one, else read now (its indexes, and a blob per forward judged); `lazy`: a run
-   * without a summary is not judged (`healthy: null`, `from: "index"`). */
+   * without a summary is not judged (`healthy: null`, `from: "index"`; `from: "live"` with the
+   * health a writer last summarised as it went). */
   compare(options?: { runs?: string; lazy?: boolean }): Promise<Answer<RunSummary[]>>;
+  /** The runs grouped by a recorded config field (`somatize compare --group-by FIELD`). */
+  compare(options: { runs?: string; lazy?: boolean; groupBy: string }): Promise<Answer<GroupSummary[]>>;
   /** Several runs' summarised field overlaid (Plotly JSON), as `somatize figure compare`. */
   figure(options: {
     kind: "compare";
@@ -310,6 +313,8 @@ export class Store {
     logY?: boolean;
     /** Runs whose names begin with one of these are drawn as a mean with a min–max band. */
     groupBy?: string[];
+    /** A recorded config field: the runs of each value of it drawn as one group (not with groupBy). */
+    groupConfig?: string;
     /** The most points a line keeps (each bucket keeps its min and max); default 2000. */
     maxPoints?: number;
   }): Promise<Figure>;
@@ -385,7 +390,23 @@ export interface RunSummary {
   mean_took_us: number;
   /** null: still being written, or cut off. */
   ended_ok: boolean | null;
-  from: "summary" | "read" | "index";
+  from: "summary" | "read" | "index" | "live";
+  /** The run's recorded config (`runs/<run>/config.json`), when it has one. */
+  config?: Record<string, unknown>;
+}
+/** Runs grouped by the value of one recorded config field (`compare({groupBy})`'s row). */
+export interface GroupSummary {
+  field: string;
+  /** The value as text; null for the runs that record none. */
+  value: string | null;
+  runs: string[];
+  healthy: number;
+  sick: number;
+  unjudged: number;
+  final_mean: number | null;
+  final_min: number | null;
+  final_max: number | null;
+  best: number | null;
 }
 export interface ForwardRow {
   forward: number;

@@ -5,7 +5,12 @@
 // out and put back, a zoom). Medians over BENCH_ROUNDS page loads (default 3), each interaction
 // repeated 5 times per load, printed with the date and the machine's load.
 //
-//   node scripts/bench-compare.mjs [--runs N] [--forwards N] [--regen]
+//   node scripts/bench-compare.mjs [--runs N] [--forwards N] [--regen] [--page DIR] [--store DIR] [--profile]
+//
+// --store DIR (under the checkout) opens that store instead, as it is; --page DIR opens DIR/index.html instead of www/ (a copy of an earlier page and its pkg/ put
+// side by side under the checkout, to measure before and after in one session); --profile
+// prints where the time went: each call to the package's worker (by the page's clock, from
+// posting it to its answer) and the main thread's busy time between.
 //
 // The store is written once into target/bench-compare/store (cargo run --example
 // compare_bench_store: the last 1,000 forwards of each run with blobs through the real writer,
@@ -25,8 +30,10 @@ const flag = (name, fallback) => {
 const RUNS = Number(flag("--runs", 1000));
 const FORWARDS = Number(flag("--forwards", 10000));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const PAGE = flag("--page", "www").replace(/\/+$/, "");
+const PROFILE = args.includes("--profile");
 const REPEAT = 5;
-const rel = `target/bench-compare/store-${RUNS}x${FORWARDS}`;
+const rel = flag("--store", `target/bench-compare/store-${RUNS}x${FORWARDS}`).replace(/\/+$/, "");
 const store = join(root, rel);
 
 function ensureStore() {
@@ -101,7 +108,43 @@ function install(page) {
   });
 }
 
-ensureStore();
+/** Installed before the page's scripts (--profile): times every message to the package's worker
+ * and the main thread's long tasks, and reports them per phase. */
+function profiler() {
+  const calls = [];
+  const longTasks = [];
+  const Real = globalThis.Worker;
+  globalThis.Worker = class extends Real {
+    constructor(...a) {
+      super(...a);
+      const pending = new Map();
+      const post = this.postMessage.bind(this);
+      this.postMessage = (msg, ...rest) => {
+        const what = msg?.method === "call" ? `${msg.args?.[1]}${msg.args?.[2]?.kind ? `:${msg.args[2].kind}` : ""}` : msg?.method;
+        pending.set(msg?.id, { what, t0: performance.now() });
+        return post(msg, ...rest);
+      };
+      this.addEventListener("message", ({ data }) => {
+        const p = pending.get(data?.id);
+        if (!p) return;
+        pending.delete(data.id);
+        calls.push({ ...p, t1: performance.now() });
+      });
+    }
+  };
+  new PerformanceObserver((l) => longTasks.push(...l.getEntries().map((e) => [e.startTime, e.duration])))
+    .observe({ type: "longtask", buffered: true });
+  window.__profile = {
+    report() {
+      const ms = (x) => `${x.toFixed(0)} ms`;
+      const lines = calls.map((c) => `  ${ms(c.t0).padStart(8)} +${ms(c.t1 - c.t0).padStart(8)}  worker ${c.what}`);
+      lines.push(...longTasks.filter(([, d]) => d >= 30).map(([t, d]) => `  ${ms(t).padStart(8)} +${ms(d).padStart(8)}  main thread busy`));
+      return lines.sort((a, b) => parseFloat(a) - parseFloat(b)).join("\n");
+    },
+  };
+}
+
+if (!args.includes("--store")) ensureStore();
 const { server, origin } = await serve();
 const browser = await launch();
 const got = { table: [], overlay50: [], ema: [], out: [], back: [], zoom: [], unzoom: [] };
@@ -110,7 +153,8 @@ try {
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     const errors = [];
     page.on("pageerror", (e) => errors.push(String(e)));
-    await page.goto(`${origin}/www/index.html?store=/${rel}/`);
+    if (PROFILE) await page.addInitScript(profiler);
+    await page.goto(`${origin}/${PAGE}/index.html?store=/${rel}/`);
     // The run table with every run's health: RUNS rows, none still being judged.
     await page.waitForFunction((n) => document.querySelectorAll("#runs-table tbody tr").length === n &&
       !document.querySelector("#runs-table [data-health=pending]"), RUNS, { timeout: 600_000, polling: 50 });
@@ -128,6 +172,7 @@ try {
       got.unzoom.push(await inPage(page, "unzoom", "always"));
     }
     if (errors.length) throw new Error(`the page failed: ${errors.join("; ")}`);
+    if (PROFILE) console.error(await page.evaluate(() => window.__profile.report()));
     await page.close();
     console.error(`round ${round + 1}: table ${got.table.at(-1).toFixed(0)} ms, overlay of 50 ${got.overlay50.at(-1).toFixed(0)} ms`);
   }

@@ -182,13 +182,42 @@ function wait(container, figure, key, fail) {
   observer.observe(container);
 }
 
+let loading = null;
+
+/**
+ * plotly.js, loaded on first use (its vendored files beside this module: `vendor/plotly-csp.js`
+ * then `vendor/plotly.min.js`), or the one the page already has. Evaluating plotly costs the
+ * main thread most of a second on a slow machine: a page that loads it on first use shows its
+ * tables first.
+ */
+export function plotly() {
+  if (globalThis.Plotly) return Promise.resolve(globalThis.Plotly);
+  loading ??= (async () => {
+    for (const name of ["plotly-csp.js", "plotly.min.js"]) {
+      await new Promise((resolve, reject) => {
+        const s = document.createElement("script");
+        s.src = new URL(`vendor/${name}`, import.meta.url).href;
+        s.onload = resolve;
+        s.onerror = () => reject(new Error(`plotly.js did not load (www/vendor/${name}; run scripts/build-wasm.sh)`));
+        document.head.append(s);
+      });
+    }
+    if (!globalThis.Plotly) throw new Error("plotly.js did not load (www/vendor/plotly.min.js; run scripts/build-wasm.sh)");
+    return globalThis.Plotly;
+  })().catch((e) => {
+    loading = null; // asked again, tried again
+    throw e;
+  });
+  return loading;
+}
+
 /**
  * Draw `figure` into `container` (again: plotly.react updates in place); long lines decimated.
  * Nothing is done when it is the figure last drawn there; a container off screen is drawn when
  * it scrolls into view, and `fail(error)` is called if that drawing throws (drawing now throws).
  */
 export async function draw(container, figure, fail = (e) => console.error(e)) {
-  if (!globalThis.Plotly) throw new Error("plotly.js did not load (www/vendor/plotly.min.js; run scripts/build-wasm.sh)");
+  if (!globalThis.Plotly) await plotly(); // once loaded, a drawing begins at once (no await before it)
   const key = JSON.stringify(figure);
   if (key === container.somatizeKey) {
     delete container.somatizeWaiting;

@@ -1,5 +1,6 @@
 // The run table with every run's health, choosing runs (click, shift-click, ctrl-click, a name
-// filter or glob) and overlaying their curves (smoothing, x axis, log y, groups by prefix).
+// filter or glob) and overlaying their curves (smoothing, x axis, log y, groups by prefix or by a
+// recorded config field).
 import * as adapter from "./store-adapter.js";
 import { el, fill, table } from "./dom.js";
 import { duration, numData } from "./format.js";
@@ -81,8 +82,25 @@ export function cell(v, key = "") {
   return typeof v === "object" ? JSON.stringify(v) : String(v);
 }
 
-/** The columns of the run table, in order (labels are the keys, as `somatize compare --json` names them). */
-const COLUMNS = ["run", "health", "final", "best", "forwards", "broke", "writers", "last_written_us", "took_us", "ended_ok"];
+/** The columns of the run table, in order (labels are the keys, as `somatize compare --json` names them); `config` only when a run records one. */
+const COLUMNS = ["run", "health", "config", "final", "best", "forwards", "broke", "writers", "last_written_us", "took_us", "ended_ok"];
+
+/** A run's config as `key=value` pairs (a string as it is, anything else as JSON). */
+export function configText(config) {
+  return Object.entries(config ?? {}).map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`).join(" ");
+}
+
+/** The config fields runs can be grouped by: every key of their configs (`a.b` for a key of an object), sorted. */
+export function configFields(rows) {
+  const keys = new Set();
+  for (const r of rows) {
+    for (const [k, v] of Object.entries(r.config ?? {})) {
+      if (v && typeof v === "object" && !Array.isArray(v)) for (const k2 of Object.keys(v)) keys.add(`${k}.${k2}`);
+      else keys.add(k);
+    }
+  }
+  return [...keys].sort();
+}
 
 /**
  * The run table and the overlay of the chosen runs, over an open store. `onOpen(run)` is called
@@ -100,7 +118,7 @@ export class RunsView {
     this.judging = false;
     this.closed = false;
     this.judged = new Map(); // run -> {key, row}: lazily judged health, kept while the run is unchanged
-    for (const id of ["compare-of", "compare-smooth-kind", "compare-smooth", "compare-x", "compare-log", "compare-group"]) {
+    for (const id of ["compare-of", "compare-smooth-kind", "compare-smooth", "compare-x", "compare-log", "compare-group", "compare-group-config"]) {
       wire(id, "onchange", () => this.drawOverlay());
     }
     wire("run-filter", "oninput", () => {
@@ -143,10 +161,17 @@ export class RunsView {
     if (first) for (const r of this.rows.slice(-CHOSEN_AT_OPEN)) this.chosen.add(r.run);
     const names = new Set(this.rows.map((r) => r.run));
     for (const c of [...this.chosen]) if (!names.has(c)) this.chosen.delete(c);
-    const cols = COLUMNS.map((key) => ({
+    const configured = this.rows.some((r) => r.config && Object.keys(r.config).length);
+    this.offerConfigFields(configured ? configFields(this.rows) : []);
+    const at = new Map(this.rows.map((r, i) => [r, i]));
+    const cols = COLUMNS.filter((key) => key !== "config" || configured).map((key) => ({
       key, label: key, numeric: ["final", "best", "forwards", "broke", "writers", "took_us"].includes(key),
-      cell: key === "run" ? (r) => this.runCell(r, this.rows.indexOf(r)) : key === "health" ? healthCell : (r) => cell(r[key], key),
+      cell: key === "run" ? (r) => this.runCell(r, at.get(r))
+        : key === "health" ? healthCell
+          : key === "config" ? (r) => configText(r.config) || "–"
+            : (r) => cell(r[key], key),
     }));
+    this.healthColumn = cols.findIndex((c) => c.key === "health");
     const n = this.rows.length;
     fill($("runs"), n
       ? table(`${n} run${n === 1 ? "" : "s"}: click one to open it, shift- or ctrl-click (or tick) to choose several to compare`, cols, this.rows, { id: "runs-table", class: "runs" })
@@ -160,6 +185,16 @@ export class RunsView {
     this.applyFilter();
     this.markChosen();
     this.markOpened(this.opened);
+  }
+
+  /** Offer `fields` to group the overlay by (the one chosen stays chosen while offered). */
+  offerConfigFields(fields) {
+    const select = $("compare-group-config");
+    if (!select) return;
+    const keep = select.value;
+    if (select.options.length - 1 === fields.length && fields.every((f, i) => select.options[i + 1].value === f)) return;
+    fill(select, [el("option", { value: "" }, "none"), ...fields.map((f) => el("option", { value: f }, f))]);
+    select.value = fields.includes(keep) ? keep : "";
   }
 
   /** The run's cell: a checkbox (chosen to compare) and its name (the cell's only text). */
@@ -239,8 +274,11 @@ export class RunsView {
     if (kind === "ema") o.ema = Number.isFinite(v) ? Math.min(Math.max(v, 0), 0.999) : 0.6;
     if (kind === "mean") o.smooth = Math.max(1, Math.floor(v) || 1);
     if ($("compare-log")?.checked) o.logY = true;
+    // A config field chosen groups by it (the prefixes are then not used: one grouping at a time).
+    const field = value("compare-group-config");
     const groups = prefixes(value("compare-group"));
-    if (groups.length) o.groupBy = groups;
+    if (field) o.groupConfig = field;
+    else if (groups.length) o.groupBy = groups;
     return o;
   }
 
@@ -259,8 +297,11 @@ export class RunsView {
       const { kind, ...options } = o;
       const figure = await adapter.figure(this.store, kind, options);
       if (this.closed) return;
-      // A height of its own: drawn at once, the container has none yet to size it by.
-      figure.layout = { ...figure.layout, height: figure.layout?.height ?? 440 };
+      // A height of its own: drawn at once, the container has none yet to size it by. Past
+      // LEGEND_LINES lines the legend is left out (hovering a line names its run): plotly lays
+      // out every entry again on each redraw, a large part of redrawing many runs.
+      const legend = (figure.data ?? []).length <= LEGEND_LINES ? {} : { showlegend: false };
+      figure.layout = { ...figure.layout, height: figure.layout?.height ?? 440, ...legend };
       await draw(box, figure, (e) => this.failed(box, e));
     } catch (e) {
       this.failed(box, e);
@@ -313,7 +354,7 @@ export class RunsView {
         if (i < 0) continue;
         this.rows[i] = { ...this.rows[i], ...got };
         const tr = $("runs").querySelector(`tbody tr:nth-child(${i + 1})`);
-        const col = COLUMNS.indexOf("health");
+        const col = this.healthColumn ?? 1;
         if (tr?.children[col]) fill(tr.children[col], healthCell(this.rows[i]));
       }
     } finally {
@@ -322,6 +363,9 @@ export class RunsView {
     $("runs").dataset.judged = "true";
   }
 }
+
+/** The most lines the overlay draws with a legend. */
+export const LEGEND_LINES = 20;
 
 /** How often a run being written is judged again while the store is followed. */
 const REJUDGE_MS = 30_000;

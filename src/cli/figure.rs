@@ -77,6 +77,10 @@ pub struct Args {
     /// compare: draw runs whose names begin with PREFIX as one group (mean, min–max band).
     #[arg(long, num_args = 1..)]
     group_by: Vec<String>,
+    /// compare: draw the runs of each value of this recorded config field as one group
+    /// (`somatize record --config KEY=VALUE`; not with --group-by).
+    #[arg(long, value_name = "FIELD", conflicts_with = "group_by")]
+    group_config: Option<String>,
     /// progress: the field drawn (default loss.value); profile: the metric (default grad_norm).
     #[arg(long)]
     of: Option<String>,
@@ -145,6 +149,7 @@ pub fn compare_options(args: &Args) -> Result<crate::figures::compare::CompareFi
         },
         log_y: args.log_y,
         group_by: args.group_by.clone(),
+        group_config: args.group_config.clone(),
         ..CompareFigure::default()
     };
     crate::figures::compare::check(&o)?;

@@ -44,6 +44,12 @@ pub struct Args {
     /// the companion itself).
     #[arg(long, conflicts_with = "command")]
     listen: Option<PathBuf>,
+    /// A setting of the run (repeatable), recorded into its config (`runs/<run>/config.json`)
+    /// before the command starts: `--config lr=0.01 --config optim=adam`. A value that reads
+    /// as JSON is kept as such (a number, a boolean), anything else as text; runs can then be
+    /// grouped by it (`somatize compare --group-by lr`, the page's overlay).
+    #[arg(long, value_name = "KEY=VALUE", value_parser = crate::store::config::entry)]
+    config: Vec<(String, serde_json::Value)>,
     /// With `--listen`: the training process's id, for the machine readings.
     #[arg(long, requires = "listen")]
     pid: Option<u32>,
@@ -55,6 +61,11 @@ pub struct Args {
 pub fn run(args: Args) -> Result<ExitCode, String> {
     if !(args.readings.is_finite() && args.readings > 0.0) {
         return Err("--readings must be a positive number of seconds".into());
+    }
+    if !args.config.is_empty() {
+        let config: crate::store::config::Config = args.config.into_iter().collect();
+        crate::store::config::write(&args.store, &args.run, &config)
+            .map_err(|e| format!("the run's config: {e}"))?;
     }
     let opts = Options {
         store: args.store,

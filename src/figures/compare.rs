@@ -7,6 +7,7 @@ use super::{colour, num, Figure};
 use crate::health::compare::glob_match;
 use crate::readback::curve::curve;
 use crate::readback::{Answer, ReadbackError, Result, Skip};
+use crate::store::summary::Sketch;
 use crate::store::{Store, StoreFs};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -64,6 +65,14 @@ pub struct CompareFigure {
     /// The most points a line keeps (each of a longer line's buckets keeps its lowest and
     /// highest points, and its first gap).
     pub max_points: usize,
+    /// Runs whose recorded config (`runs/<run>/config.json`) has this field are drawn as one
+    /// group per value of it (`lr=0.1`), as prefix groups are; runs without it alone. Not
+    /// with `group_by`.
+    pub group_config: Option<String>,
+    /// Draw a finished run's line from the sketch its summary line carries (when it is of
+    /// `of`) instead of reading its index: what a figure of many runs costs one read of the
+    /// summaries file for. `false` reads every index.
+    pub sketches: bool,
 }
 
 impl Default for CompareFigure {
@@ -77,6 +86,8 @@ impl Default for CompareFigure {
             log_y: false,
             group_by: Vec::new(),
             max_points: 2000,
+            group_config: None,
+            sketches: true,
         }
     }
 }
@@ -89,6 +100,12 @@ pub fn check(o: &CompareFigure) -> std::result::Result<(), String> {
         }
         Smooth::Mean(0) => Err("a rolling mean needs a window of at least 1".into()),
         _ if o.max_points < 4 => Err("a line must keep at least 4 points".into()),
+        _ if o.group_config.is_some() && !o.group_by.is_empty() => {
+            Err("group by name prefixes or by a config field, not both".into())
+        }
+        _ if o.group_config.as_deref() == Some("") => {
+            Err("the config field to group by has no name".into())
+        }
         _ => Ok(()),
     }
 }
@@ -230,6 +247,16 @@ fn line_of<F: StoreFs>(
 }
 
 impl Line {
+    /// A finished run's line from its summary's sketch.
+    fn of_sketch(run: &str, sketch: &Sketch) -> Line {
+        Line {
+            run: run.to_string(),
+            forwards: sketch.forwards.clone(),
+            xs: sketch.written_us().map(|w| w as f64).collect(),
+            ys: sketch.values_f64().collect(),
+        }
+    }
+
     fn with_written(mut self, written: &[i64]) -> Self {
         // Kept as µs here; turned into the axis' unit by `place`.
         self.xs = written.iter().map(|&w| w as f64).collect();
@@ -271,12 +298,46 @@ fn xs(xs: &[f64], keep: &[usize]) -> Vec<Value> {
 #[derive(Default)]
 pub struct KeptLines {
     lines: std::collections::HashMap<(String, String), Line>,
+    /// The sketches of finished runs, from one read of the summaries file.
+    sketches: Option<BTreeMap<String, Sketch>>,
+    /// The runs' configs, each read once.
+    configs: std::collections::HashMap<String, Option<crate::store::config::Config>>,
 }
 
 impl KeptLines {
     /// Forget every line (the store's files may have changed).
     pub fn clear(&mut self) {
         self.lines.clear();
+        self.sketches = None;
+        self.configs.clear();
+    }
+
+    /// Run `run`'s value of config field `field`, its config read once (one that cannot be
+    /// read is none).
+    fn config_value<F: StoreFs>(
+        &mut self,
+        store: &Store<F>,
+        run: &str,
+        field: &str,
+    ) -> Option<String> {
+        self.configs
+            .entry(run.to_string())
+            .or_insert_with(|| crate::store::config::read(store.fs(), run).ok().flatten())
+            .as_ref()
+            .and_then(|c| crate::store::config::value_text(c, field))
+    }
+
+    /// The sketches of the runs whose summary line stands for them (finished, nothing written
+    /// since), read once. A summaries file that cannot be read gives none (the indexes are read).
+    fn sketches<F: StoreFs>(&mut self, store: &Store<F>) -> &BTreeMap<String, Sketch> {
+        self.sketches.get_or_insert_with(|| {
+            crate::store::summary::read_runs(store.fs())
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|(_, l)| crate::health::compare::from_line(&l.last).is_some())
+                .filter_map(|(run, l)| l.last.sketch?.parse().map(|s| (run, s)))
+                .collect()
+        })
     }
 }
 
@@ -306,9 +367,18 @@ pub fn compare_kept<F: StoreFs>(
             continue;
         }
         let key = (run.clone(), o.of.clone());
-        let mut l = match kept.lines.get(&key) {
-            Some(l) => l.clone(),
-            None => {
+        let sketched = if o.sketches {
+            kept.sketches(store)
+                .get(&run)
+                .filter(|s| s.of == o.of)
+                .map(|s| Line::of_sketch(&run, s))
+        } else {
+            None
+        };
+        let mut l = match (sketched, kept.lines.get(&key)) {
+            (Some(l), _) => l,
+            (None, Some(l)) => l.clone(),
+            (None, None) => {
                 let before = skipped.len();
                 let l = line_of(store, &run, &o.of, &mut skipped)?;
                 if skipped.len() == before {
@@ -347,22 +417,52 @@ pub fn compare_kept<F: StoreFs>(
     .axis("xaxis", x_title, x_extra)
     .axis("yaxis", &field, y_extra)
     .layout(json!({"legend": {"orientation": "v"}}));
-    // Groups first (by prefix, in the order given), then the runs in no group.
-    let mut grouped: Vec<(String, Vec<Line>)> =
-        o.group_by.iter().map(|p| (p.clone(), Vec::new())).collect();
+    // Groups first (by prefix, in the order given; or by config value, in the order of the
+    // values), then the runs in no group. Each group: its name and legend group, its lines.
+    let mut grouped: Vec<(String, String, Vec<Line>)> = o
+        .group_by
+        .iter()
+        .map(|p| (format!("{p}*"), p.clone(), Vec::new()))
+        .collect();
     let mut alone = Vec::new();
-    for l in lines {
-        match grouped
-            .iter_mut()
-            .find(|(p, _)| !p.is_empty() && l.run.starts_with(p.as_str()))
-        {
-            Some((_, members)) => members.push(l),
-            None => alone.push(l),
+    match &o.group_config {
+        Some(field) => {
+            let mut by: BTreeMap<String, Vec<Line>> = BTreeMap::new();
+            for l in lines {
+                match kept.config_value(store, &l.run, field) {
+                    Some(v) => by.entry(v).or_default().push(l),
+                    None => alone.push(l),
+                }
+            }
+            let mut values: Vec<(String, Vec<Line>)> = by.into_iter().collect();
+            // Numbers in their order when every value is one (0.01 before 0.1 before 1).
+            if values.iter().all(|(v, _)| v.parse::<f64>().is_ok()) {
+                values.sort_by(|a, b| {
+                    a.0.parse::<f64>()
+                        .unwrap_or(0.0)
+                        .total_cmp(&b.0.parse::<f64>().unwrap_or(0.0))
+                });
+            }
+            grouped = values
+                .into_iter()
+                .map(|(v, ls)| (format!("{field}={v}"), format!("{field}={v}"), ls))
+                .collect();
+        }
+        None => {
+            for l in lines {
+                match grouped
+                    .iter_mut()
+                    .find(|(_, p, _)| !p.is_empty() && l.run.starts_with(p.as_str()))
+                {
+                    Some((_, _, members)) => members.push(l),
+                    None => alone.push(l),
+                }
+            }
         }
     }
     let mut colour_at = 0;
-    for (prefix, members) in grouped.into_iter().filter(|(_, m)| !m.is_empty()) {
-        fig = group_traces(fig, &prefix, &members, o, colour(colour_at));
+    for (name, key, members) in grouped.into_iter().filter(|(_, _, m)| !m.is_empty()) {
+        fig = group_traces(fig, &name, &key, &members, o, colour(colour_at));
         colour_at += 1;
     }
     for l in &alone {
@@ -380,8 +480,16 @@ pub fn compare_kept<F: StoreFs>(
 }
 
 /// A group's traces: its band (max, then min filled to it) and its mean, over the forwards
-/// any member has, each value taken over the members that have that forward.
-fn group_traces(fig: Figure, prefix: &str, members: &[Line], o: &CompareFigure, c: &str) -> Figure {
+/// any member has, each value taken over the members that have that forward. `label` names
+/// it (`lr-*`, `lr=0.1`), `key` is its legend group.
+fn group_traces(
+    fig: Figure,
+    label: &str,
+    key: &str,
+    members: &[Line],
+    o: &CompareFigure,
+    c: &str,
+) -> Figure {
     // forward -> (x sum, n, value sum, value n, min, max)
     let mut at: BTreeMap<u64, (f64, u32, f64, u32, f64, f64)> = BTreeMap::new();
     for l in members {
@@ -414,20 +522,20 @@ fn group_traces(fig: Figure, prefix: &str, members: &[Line], o: &CompareFigure, 
     let lo: Vec<f64> = at.values().map(|e| gap(e.3 > 0, e.4)).collect();
     let hi: Vec<f64> = at.values().map(|e| gap(e.3 > 0, e.5)).collect();
     let keep = downsample(x.len(), &[&mean, &lo, &hi], o.max_points);
-    let name = format!("{prefix}* ({} runs)", members.len());
+    let name = format!("{label} ({} runs)", members.len());
     let band = format!("{c}33");
     fig.trace(json!({
-        "type": "scatter", "mode": "lines", "name": format!("{name} max"), "legendgroup": prefix,
+        "type": "scatter", "mode": "lines", "name": format!("{name} max"), "legendgroup": key,
         "showlegend": false, "x": xs(&x, &keep), "y": values(&hi, &keep),
         "line": {"color": band, "width": 0}, "hoverinfo": "skip",
     }))
     .trace(json!({
-        "type": "scatter", "mode": "lines", "name": format!("{name} min–max"), "legendgroup": prefix,
+        "type": "scatter", "mode": "lines", "name": format!("{name} min–max"), "legendgroup": key,
         "x": xs(&x, &keep), "y": values(&lo, &keep), "fill": "tonexty", "fillcolor": band,
         "line": {"color": band, "width": 0}, "hoverinfo": "skip",
     }))
     .trace(json!({
-        "type": "scatter", "mode": "lines", "name": format!("{name} mean"), "legendgroup": prefix,
+        "type": "scatter", "mode": "lines", "name": format!("{name} mean"), "legendgroup": key,
         "x": xs(&x, &keep), "y": values(&mean, &keep),
         "line": {"color": c, "width": 2},
         "hovertemplate": "%{x}<br>mean %{y}<extra>%{fullData.name}</extra>",

@@ -4,7 +4,7 @@
 
 use super::store::{read, HealthError};
 use crate::readback::{Answer, ReadbackError, Result, Skip};
-use crate::store::summary::{self, SummaryLine};
+use crate::store::summary::{self, Sketch, SummaryLine};
 use crate::store::{Store, StoreError, StoreFs};
 use serde::{Deserialize, Serialize};
 use somatize_verdict::{about, Thresholds};
@@ -68,8 +68,13 @@ pub struct RunSummary {
     /// did not (`Some(false)`), or one has none: still being written, or cut off (`None`).
     pub ended_ok: Option<bool>,
     /// Where the row came from: `"summary"` (the store's summaries file), `"read"` (the run
-    /// read now), `"index"` (a lazy row: the indexes only, not judged).
+    /// read now), `"index"` (a lazy row: the indexes only, not judged), `"live"` (a lazy row
+    /// of a run being written: its indexes read now, its health from the latest summary a
+    /// writer appended as it went).
     pub from: String,
+    /// The run's recorded config (`runs/<run>/config.json`: its settings), when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config: Option<crate::store::config::Config>,
 }
 
 impl RunSummary {
@@ -131,6 +136,33 @@ struct IndexSummary {
     final_value: Option<f64>,
     best: Option<f64>,
     ended_ok: Option<bool>,
+    /// The summarised loss downsampled (`None` when no forward's first line carries it).
+    sketch: Option<Sketch>,
+    config: Option<crate::store::config::Config>,
+}
+
+/// The sketch of `points` (forward, written, value of the first line of each forward that
+/// carries the field): downsampled as the compare figure downsamples, to
+/// [`summary::SKETCH_POINTS`].
+pub(crate) fn sketch_of(of: &str, points: &[(u64, i64, f64)]) -> Option<Sketch> {
+    let first = points.first()?;
+    let ys: Vec<f64> = points.iter().map(|p| p.2).collect();
+    let keep = crate::figures::compare::downsample(ys.len(), &[&ys], summary::SKETCH_POINTS);
+    let start_us = first.1;
+    Some(Sketch {
+        of: of.to_string(),
+        points: points.len() as u64,
+        start_us,
+        forwards: keep.iter().map(|&i| points[i].0).collect(),
+        t_us: keep
+            .iter()
+            .map(|&i| points[i].1.saturating_sub(start_us))
+            .collect(),
+        values: keep
+            .iter()
+            .map(|&i| Some(points[i].2).filter(|v| v.is_finite()))
+            .collect(),
+    })
 }
 
 fn index_summary<F: StoreFs>(
@@ -150,11 +182,24 @@ fn index_summary<F: StoreFs>(
         final_value: None,
         best: None,
         ended_ok,
+        sketch: None,
+        // A config that cannot be read is no config (the run is still summarised).
+        config: crate::store::config::read(store.fs(), run).ok().flatten(),
     };
     // The forward being added up: (number, broke, longest took).
     let mut current: Option<(u64, bool, u64)> = None;
     let mut value_of_current = false;
+    // The sketch's points: the first line of each forward, when it carries the loss (as the
+    // compare figure reads a line).
+    let mut points: Vec<(u64, i64, f64)> = Vec::new();
+    let mut sketched: Option<u64> = None;
     crate::readback::lines::walk(store, run, skipped, &mut |l| {
+        if sketched != Some(l.forward) {
+            sketched = Some(l.forward);
+            if let Some(v) = l.fields.number(LOSS) {
+                points.push((l.forward, l.written_us, v));
+            }
+        }
         s.first = Some(s.first.map_or(l.written_us, |f| f.min(l.written_us)));
         s.last = Some(s.last.map_or(l.written_us, |f| f.max(l.written_us)));
         match &mut current {
@@ -187,6 +232,7 @@ fn index_summary<F: StoreFs>(
         s.broke += broke as u64;
         s.took_us = s.took_us.saturating_add(took);
     }
+    s.sketch = sketch_of(LOSS, &points);
     Ok(s)
 }
 
@@ -215,6 +261,7 @@ fn row_of(run: &str, s: &IndexSummary, from: &str) -> RunSummary {
         },
         ended_ok: s.ended_ok,
         from: from.to_string(),
+        config: s.config.clone(),
     }
 }
 
@@ -226,7 +273,17 @@ pub fn summarise<F: StoreFs>(
     run: &str,
     skipped: &mut Vec<Skip>,
 ) -> Result<RunSummary> {
-    let s = index_summary(store, run, skipped)?;
+    Ok(summarise_sketched(store, run, skipped)?.0)
+}
+
+/// [`summarise`], with the sketch of the run's summarised loss (what a summary line carries).
+pub fn summarise_sketched<F: StoreFs>(
+    store: &Store<F>,
+    run: &str,
+    skipped: &mut Vec<Skip>,
+) -> Result<(RunSummary, Option<Sketch>)> {
+    let mut s = index_summary(store, run, skipped)?;
+    let sketch = s.sketch.take();
     let mut row = row_of(run, &s, "read");
     let last = (s.forwards > BIG_RUN).then_some(BIG_WINDOW);
     row.judged_last = last;
@@ -257,18 +314,24 @@ pub fn summarise<F: StoreFs>(
             row.error = Some(e.to_string());
         }
     }
-    Ok(row)
+    Ok((row, sketch))
 }
 
 /// A run's summary from its latest line in `summaries.jsonl`, when that line stands for the
 /// run: a summary (not an `open` line) taken after every writer of the run had ended.
-fn from_line(line: &SummaryLine) -> Option<RunSummary> {
+pub(crate) fn from_line(line: &SummaryLine) -> Option<RunSummary> {
     let mut row: RunSummary = serde_json::from_value(line.summary.clone()?).ok()?;
     if line.open || row.ended_ok.is_none() || row.run != line.run || row.healthy.is_none() {
         return None;
     }
     row.from = "summary".into();
     Some(row)
+}
+
+/// The health a summary line gives of its run (live or final, standing or not).
+fn health_of(line: &SummaryLine) -> Option<RunSummary> {
+    let row: RunSummary = serde_json::from_value(line.summary.clone()?).ok()?;
+    (row.run == line.run && row.healthy.is_some()).then_some(row)
 }
 
 /// Options of [`compare`].
@@ -288,7 +351,7 @@ pub fn compare<F: StoreFs>(
     store: &Store<F>,
     options: &CompareOptions,
 ) -> Result<Answer<Vec<RunSummary>>> {
-    let lines = match summary::read(store.fs()) {
+    let lines = match summary::read_runs(store.fs()) {
         Ok(l) => l,
         Err(e @ StoreError::Refused { .. }) | Err(e @ StoreError::Io { .. }) => {
             return Err(ReadbackError::Store(e))
@@ -304,13 +367,28 @@ pub fn compare<F: StoreFs>(
                 continue;
             }
         }
-        if let Some(row) = lines.get(&run).and_then(from_line) {
+        let got = lines.get(&run);
+        if let Some(row) = got.and_then(|l| from_line(&l.last)) {
             answer.rows.push(row);
             continue;
         }
         let row = if options.lazy {
             let s = index_summary(store, &run, &mut answer.skipped)?;
-            row_of(&run, &s, "index")
+            let mut row = row_of(&run, &s, "index");
+            // A run being written: its latest health a writer summarised as it went.
+            if let Some(live) = got
+                .and_then(|l| l.last_summary.as_ref())
+                .and_then(health_of)
+            {
+                row.healthy = live.healthy;
+                row.flags = live.flags;
+                row.nonfinite_at = live.nonfinite_at;
+                row.judged = live.judged;
+                row.judged_last = live.judged_last;
+                row.error = live.error;
+                row.from = "live".into();
+            }
+            row
         } else {
             summarise(store, &run, &mut answer.skipped)?
         };
@@ -322,18 +400,106 @@ pub fn compare<F: StoreFs>(
     Ok(answer)
 }
 
+/// Runs grouped by the value of one recorded config field (`somatize compare --group-by FIELD`,
+/// npm `compare({groupBy})`): how many were healthy, and their loss.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct GroupSummary {
+    /// The config field grouped by.
+    pub field: String,
+    /// Its value, as text (see `config::value_text`); `None` for the runs that record none.
+    pub value: Option<String>,
+    /// The group's runs, in `compare`'s order.
+    pub runs: Vec<String>,
+    /// How many of them were healthy, sick, and not judged (not yet, or could not be).
+    pub healthy: usize,
+    pub sick: usize,
+    pub unjudged: usize,
+    /// Their final loss: the mean, lowest and highest over the runs that have one.
+    pub final_mean: Option<f64>,
+    pub final_min: Option<f64>,
+    pub final_max: Option<f64>,
+    /// The lowest best loss of any of them.
+    pub best: Option<f64>,
+}
+
+/// `rows` grouped by config field `field`: one group per value, in order of the value (as
+/// numbers when every value is one, else as text), then the runs that record none.
+pub fn group(rows: &[RunSummary], field: &str) -> Vec<GroupSummary> {
+    let value_of = |r: &RunSummary| {
+        r.config
+            .as_ref()
+            .and_then(|c| crate::store::config::value_text(c, field))
+    };
+    let mut groups: Vec<GroupSummary> = Vec::new();
+    for r in rows {
+        let value = value_of(r);
+        let i = match groups.iter().position(|g| g.value == value) {
+            Some(i) => i,
+            None => {
+                groups.push(GroupSummary {
+                    field: field.to_string(),
+                    value,
+                    ..GroupSummary::default()
+                });
+                groups.len() - 1
+            }
+        };
+        let g = &mut groups[i];
+        g.runs.push(r.run.clone());
+        match (r.healthy, &r.error) {
+            (Some(true), None) => g.healthy += 1,
+            (Some(false), None) => g.sick += 1,
+            _ => g.unjudged += 1,
+        }
+        if let Some(v) = r.final_value {
+            g.final_min = Some(g.final_min.map_or(v, |m| m.min(v)));
+            g.final_max = Some(g.final_max.map_or(v, |m| m.max(v)));
+            // Summed here, divided below.
+            g.final_mean = Some(g.final_mean.unwrap_or(0.0) + v);
+        }
+        if let Some(b) = r.best {
+            g.best = Some(g.best.map_or(b, |m| m.min(b)));
+        }
+    }
+    for g in &mut groups {
+        let n = rows
+            .iter()
+            .filter(|r| g.runs.contains(&r.run) && r.final_value.is_some())
+            .count();
+        g.final_mean = g.final_mean.map(|sum| sum / n.max(1) as f64);
+    }
+    let numeric = groups
+        .iter()
+        .filter_map(|g| g.value.as_deref())
+        .all(|v| v.parse::<f64>().is_ok());
+    groups.sort_by(|a, b| match (&a.value, &b.value) {
+        (None, None) => std::cmp::Ordering::Equal,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (Some(x), Some(y)) if numeric => x
+            .parse::<f64>()
+            .unwrap_or(0.0)
+            .total_cmp(&y.parse::<f64>().unwrap_or(0.0)),
+        (Some(x), Some(y)) => x.cmp(y),
+    });
+    groups
+}
+
 /// Summarise run `run` of the store at `root` now and append the summary to its
-/// `summaries.jsonl` as writer `writer` (what a recorder does when it finishes).
+/// `summaries.jsonl` as writer `writer` (what a recorder does when it finishes, and, `live`,
+/// now and then while it writes).
 #[cfg(not(target_arch = "wasm32"))]
 pub fn write_summary(
     root: &std::path::Path,
     run: &str,
     writer: &str,
     durable: bool,
+    live: bool,
 ) -> std::result::Result<RunSummary, StoreError> {
     let store = Store::open(crate::store::DirFs::new(root))?;
     let mut skipped = Vec::new();
-    let row = summarise(&store, run, &mut skipped).map_err(|e| match e {
+    let (row, sketch) = summarise_sketched(&store, run, &mut skipped).map_err(|e| match e {
         ReadbackError::Store(e) => e,
         other => StoreError::Refused {
             what: format!("the summary of run {run:?}: {other}"),
@@ -344,7 +510,9 @@ pub fn write_summary(
         writer: writer.to_string(),
         written_us: crate::store::writer::now_us(),
         open: false,
+        live,
         summary: Some(serde_json::to_value(&row).unwrap_or_default()),
+        sketch: sketch.as_ref().and_then(summary::RawSketch::of),
     };
     summary::append(root, &line, durable)?;
     Ok(row)

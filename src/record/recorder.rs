@@ -53,6 +53,21 @@ pub struct Recorder {
     summarising: Vec<String>,
     started: Instant,
     machine: String,
+    live: LiveSummaries,
+}
+
+/// The shortest time between two live summaries of a writer (see [`Recorder::live_summaries`]).
+pub const LIVE_SUMMARY_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// When a writer next summarises its run as it goes, and the summary being taken.
+struct LiveSummaries {
+    /// At least this long between two (`None`: never).
+    every: Option<std::time::Duration>,
+    next: Option<Instant>,
+    /// The summary being taken on its own thread: when it returns, how long it took.
+    taking: Option<std::thread::JoinHandle<std::time::Duration>>,
+    /// How long the last one took.
+    took: std::time::Duration,
 }
 
 impl Recorder {
@@ -71,7 +86,71 @@ impl Recorder {
             summarising: Vec::new(),
             started: Instant::now(),
             machine: host_name(),
+            live: LiveSummaries {
+                every: Some(LIVE_SUMMARY_EVERY),
+                next: None,
+                taking: None,
+                took: std::time::Duration::ZERO,
+            },
         })
+    }
+
+    /// How often the run's summary is appended to `summaries.jsonl` while this writer writes
+    /// (`None`: only when it finishes), so that a reader's scan of the store finds a live
+    /// run's health without judging it. The first comes `every` after the writer opened; each
+    /// is taken on its own thread (an index walk and a fetch per forward judged, as the final
+    /// one), never two at once, and the next comes after the longest of `every`, twenty times
+    /// the last one's cost and a tenth of the time recorded so far, so that a long run appends
+    /// a number of lines that grows with the logarithm of its duration. Default:
+    /// [`LIVE_SUMMARY_EVERY`].
+    pub fn live_summaries(mut self, every: Option<std::time::Duration>) -> Self {
+        self.live.every = every;
+        self.live.next = None;
+        self
+    }
+
+    /// Record the run's config (its settings, `runs/<run>/config.json`), replacing the one it
+    /// had, so that runs can be grouped by them (`somatize compare --group-by FIELD`).
+    pub fn config(&self, config: &crate::store::config::Config) -> Result<()> {
+        crate::store::config::write(&self.root, &self.run, config)
+    }
+
+    /// Take a live summary when one is due and none is being taken.
+    fn live_summary(&mut self) {
+        let Some(every) = self.live.every else {
+            return;
+        };
+        let now = Instant::now();
+        let next = *self.live.next.get_or_insert(self.started + every);
+        if now < next {
+            return;
+        }
+        if let Some(t) = self.live.taking.take() {
+            if !t.is_finished() {
+                self.live.taking = Some(t);
+                return;
+            }
+            self.live.took = t.join().unwrap_or_default();
+        }
+        let wait = every
+            .max(self.live.took * 20)
+            .max(now.duration_since(self.started) / 10);
+        self.live.next = Some(now + wait);
+        let (root, run, writer, durable) = (
+            self.root.clone(),
+            self.run.clone(),
+            self.writer_id.clone(),
+            self.writer.durable,
+        );
+        let spawned = std::thread::Builder::new()
+            .name("somatize-summary".into())
+            .spawn(move || {
+                let t0 = Instant::now();
+                // A convenience for readers: one that cannot be taken now is taken next time.
+                let _ = crate::health::compare::write_summary(&root, &run, &writer, durable, true);
+                t0.elapsed()
+            });
+        self.live.taking = spawned.ok();
     }
 
     /// Kinds whose first fact per forward is summarised into the index as `<kind>.<field>`
@@ -112,7 +191,9 @@ impl Recorder {
         crcs: Option<&[u32]>,
     ) -> Result<IndexEntry> {
         let fields = blob::summarise(&rec.facts, &self.summarising);
-        self.writer.append_with_crcs(rec, fields, crcs)
+        let entry = self.writer.append_with_crcs(rec, fields, crcs)?;
+        self.live_summary();
+        Ok(entry)
     }
 
     /// Mark forward `forward` broke with no blob (what was in flight when the command died).
@@ -135,13 +216,19 @@ impl Recorder {
     /// back from the store as `compare` reads it (a fetch per forward judged).
     /// The summary is a convenience for readers (a run without one is read instead), so a
     /// failure to write it does not fail the recording: it is said on stderr.
+    /// A live summary being taken is waited for first, so that the final one is the last.
     pub fn finish(&mut self, exit: &ExitRecord) -> Result<()> {
         self.writer.finish(exit)?;
+        if let Some(t) = self.live.taking.take() {
+            let _ = t.join();
+        }
+        self.live.every = None;
         if let Err(e) = crate::health::compare::write_summary(
             &self.root,
             &self.run,
             &self.writer_id,
             self.writer.durable,
+            false,
         ) {
             eprintln!(
                 "somatize: run {:?}: its summary was not written to summaries.jsonl ({e}); readers will read the run instead",

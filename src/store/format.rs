@@ -29,7 +29,9 @@ pub const BLOBS_DIR: &str = "blobs";
 /// The folder of a writer's packs (format 2): blobs appended one after another.
 pub const PACKS_DIR: &str = "packs";
 /// Files beside the writers' folders of a run (`runs/<run>/…`) that are never writers.
-pub const RUN_FILES: &[&str] = &[GRAPH_FILE];
+pub const RUN_FILES: &[&str] = &[GRAPH_FILE, CONFIG_FILE];
+/// A run's config, beside its writers (`runs/<run>/config.json`, see `store::config`).
+pub const CONFIG_FILE: &str = "config.json";
 
 /// The content of the format file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

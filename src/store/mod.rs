@@ -2,6 +2,7 @@
 //! one blob per forward. See docs/store-format.md for the exact format.
 
 pub mod blob;
+pub mod config;
 pub mod error;
 pub mod fact;
 mod fastline;

@@ -3,6 +3,10 @@
 //! A whole run is the same tree: its index as written, each pack its lines name (up to the
 //! end of the last blob they name), each 1.x blob file. The last N forwards get, per writer,
 //! one new pack of just their blobs and index lines naming it, so `--last N` carries N blobs.
+//! A snapshot of whole runs carries their lines of `summaries.jsonl` (each run's latest summary
+//! and its latest line: what a reader takes from it), so that it opens as fast as the folder;
+//! one of the last N forwards carries none (a summary of the whole run would not be what the
+//! snapshot holds: its runs are read).
 
 use super::error::{Result, StoreError};
 use super::format::{self, FormatFile};
@@ -222,6 +226,26 @@ fn whole_lines_len<F: StoreFs>(fs: &F, path: &str) -> Result<u64> {
     Ok(len)
 }
 
+/// The lines of the store's summaries file a reader takes for `runs`: per run its latest summary
+/// (unless a writer opened after it) and its latest line, so that the snapshot's file reads as
+/// the store's does for them. A summaries file that is not one gives none.
+fn summaries_of<F: StoreFs>(store: &Store<F>, runs: &[String]) -> Result<String> {
+    let lines = match super::summary::read_runs(store.fs()) {
+        Ok(l) => l,
+        Err(e @ StoreError::Io { .. }) => return Err(e),
+        Err(_) => return Ok(String::new()),
+    };
+    let mut text = String::new();
+    for run in runs {
+        let Some(l) = lines.get(run) else { continue };
+        if let Some(s) = l.last_summary.as_ref().filter(|s| **s != l.last) {
+            text.push_str(&s.to_line());
+        }
+        text.push_str(&l.last.to_line());
+    }
+    Ok(text)
+}
+
 /// Write a snapshot of `runs` of `store` (all runs when empty) to `out`; with `last`, only
 /// each run's last N forwards (merged over writers) and their blobs.
 pub fn export<F: StoreFs>(
@@ -257,16 +281,25 @@ pub fn export<F: StoreFs>(
     }
     z.add(super::listing::LISTING_FILE, &[listing.as_bytes()])
         .map_err(wrap)?;
+    if last.is_none() {
+        let summaries = summaries_of(store, &runs)?;
+        if !summaries.is_empty() {
+            z.add(super::summary::SUMMARIES_FILE, &[summaries.as_bytes()])
+                .map_err(wrap)?;
+        }
+    }
     for run in &runs {
         sum.runs += 1;
         let keep = match last {
             Some(n) => Some(store.last(run, n, &mut |_| {})?),
             None => None,
         };
-        // The run's graph (docs/store-format.md), when it has one.
-        let graph = format!("{}/graph.json", format::run_dir(run));
-        if let Ok(len) = store.fs().len(&graph) {
-            copy_entry(store.fs(), &mut z, &graph, len)?;
+        // The run's graph and config (docs/store-format.md), when it has them.
+        for file in [format::GRAPH_FILE, format::CONFIG_FILE] {
+            let path = format!("{}/{file}", format::run_dir(run));
+            if let Ok(len) = store.fs().len(&path) {
+                copy_entry(store.fs(), &mut z, &path, len)?;
+            }
         }
         for w in store.writers(run)? {
             sum.writers += 1;

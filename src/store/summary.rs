@@ -1,11 +1,14 @@
 //! `summaries.jsonl`: the store's append-only file of run summaries (format 2.1), so a reader
 //! sees every run's health and progress in one read instead of a scan and a diagnosis per run.
 //!
-//! Each writer appends a line when it opens (`"open": true`: the run is being written) and
-//! one when it finishes (`"summary": {…}`, the run as judged then). The latest line of a run
-//! decides: a summary taken after every writer of the run had ended stands for the run; an
-//! `open` line, a summary of a run still being written, or no line at all leaves the reader to
-//! read the run itself. Lines are whole or ignored (a torn tail, a line that is not JSON).
+//! Each writer appends a line when it opens (`"open": true`: the run is being written), a
+//! `"live": true` summary now and then as it writes (the run as judged then, see
+//! `Recorder::live_summaries`), and one when it finishes (`"summary": {…}`, the run as judged
+//! then). The latest line of a run decides whether a summary stands for the run: one taken
+//! after every writer of the run had ended does; an `open` line, a summary of a run still being
+//! written, or no line at all leaves the reader to read the run itself, and the run's latest
+//! summary line (whichever writer wrote it, unless a writer opened after it) is its latest
+//! known health, for a reader that does not judge it now. Lines are whole or ignored (a torn tail, a line that is not JSON).
 
 use super::error::{Result, StoreError};
 use super::fs::StoreFs;
@@ -29,10 +32,86 @@ pub struct SummaryLine {
     /// `true` on the line a writer appends when it opens: the run is being written.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub open: bool,
+    /// `true` on a summary a writer appends while it is still writing (its latest health).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub live: bool,
     /// The run as judged when the writer finished (the shape of `compare`'s rows); absent on
     /// an `open` line. Kept as JSON so that this module needs nothing of health.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<serde_json::Value>,
+    /// The run's summarised loss over every forward, downsampled for drawing (see [`Sketch`]),
+    /// so that an overlay of finished runs reads no index. Beside `summary`, not in it: a
+    /// table of runs does not carry it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sketch: Option<RawSketch>,
+}
+
+/// A sketch as the JSON text of its line, parsed only by a reader that draws it (a table of
+/// runs reads the summaries file without building any: most of a line is its sketch).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RawSketch(Box<serde_json::value::RawValue>);
+
+impl PartialEq for RawSketch {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.get() == other.0.get()
+    }
+}
+
+impl RawSketch {
+    /// The sketch's JSON text.
+    pub fn of(sketch: &Sketch) -> Option<RawSketch> {
+        serde_json::value::to_raw_value(sketch).ok().map(RawSketch)
+    }
+
+    /// The sketch, when its text is one with a value per point kept.
+    pub fn parse(&self) -> Option<Sketch> {
+        serde_json::from_str::<Sketch>(self.0.get())
+            .ok()
+            .filter(Sketch::is_whole)
+    }
+}
+
+/// The most points a [`Sketch`] keeps: 128 buckets, each its lowest and highest point and its
+/// first gap.
+pub const SKETCH_POINTS: usize = 384;
+
+/// A line of one summarised field over a run's forwards, downsampled as the compare figure
+/// downsamples (each bucket of forwards keeps its lowest and highest value and its first
+/// non-finite one, and the first and last points are kept), written in a summary line so that
+/// drawing a finished run costs no read of its index. A line of up to [`SKETCH_POINTS`] points
+/// is kept whole, exactly.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Sketch {
+    /// The field (`loss.value`).
+    pub of: String,
+    /// How many forwards carried the field (the points before downsampling).
+    pub points: u64,
+    /// When the run's first line carrying the field was written (µs since the epoch).
+    pub start_us: i64,
+    /// The points kept, in order: their forwards, their times written (µs after `start_us`)
+    /// and values (`null`: not a finite number).
+    pub forwards: Vec<u64>,
+    pub t_us: Vec<i64>,
+    pub values: Vec<Option<f64>>,
+}
+
+impl Sketch {
+    /// Whether the three columns have one entry per point kept.
+    pub fn is_whole(&self) -> bool {
+        self.forwards.len() == self.t_us.len() && self.forwards.len() == self.values.len()
+    }
+
+    /// The points' times written, µs since the epoch.
+    pub fn written_us(&self) -> impl Iterator<Item = i64> + '_ {
+        self.t_us.iter().map(|t| self.start_us.saturating_add(*t))
+    }
+
+    /// The points' values, a gap as NaN.
+    pub fn values_f64(&self) -> impl Iterator<Item = f64> + '_ {
+        self.values.iter().map(|v| v.unwrap_or(f64::NAN))
+    }
 }
 
 impl SummaryLine {
@@ -44,9 +123,28 @@ impl SummaryLine {
     }
 }
 
+/// What a summaries file says of one run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunLines {
+    /// The run's latest line.
+    pub last: SummaryLine,
+    /// Its latest line with a summary (live or final; `last` itself when that has one), unless
+    /// a writer opened after it (then the run's health is not known until the next).
+    pub last_summary: Option<SummaryLine>,
+}
+
 /// The latest line of each run in a summaries file's bytes: whole lines only; lines that are
 /// not JSON or name an invalid run or writer are skipped.
 pub fn parse(bytes: &[u8]) -> BTreeMap<String, SummaryLine> {
+    parse_runs(bytes)
+        .into_iter()
+        .map(|(run, l)| (run, l.last))
+        .collect()
+}
+
+/// The latest line and the latest summary of each run in a summaries file's bytes, as
+/// [`parse`] reads them.
+pub fn parse_runs(bytes: &[u8]) -> BTreeMap<String, RunLines> {
     let whole = match bytes.iter().rposition(|&b| b == b'\n') {
         Some(i) => &bytes[..i],
         None => &[][..],
@@ -57,7 +155,24 @@ pub fn parse(bytes: &[u8]) -> BTreeMap<String, SummaryLine> {
             continue;
         };
         if names::run(&l.run).is_ok() && names::writer(&l.writer).is_ok() {
-            out.insert(l.run.clone(), l);
+            let summary = l.summary.is_some().then(|| l.clone());
+            match out.entry(l.run.clone()) {
+                std::collections::btree_map::Entry::Vacant(e) => {
+                    e.insert(RunLines {
+                        last: l,
+                        last_summary: summary,
+                    });
+                }
+                std::collections::btree_map::Entry::Occupied(mut e) => {
+                    let e = e.get_mut();
+                    if l.open {
+                        e.last_summary = None;
+                    } else if summary.is_some() {
+                        e.last_summary = summary;
+                    }
+                    e.last = l;
+                }
+            }
         }
     }
     out
@@ -65,6 +180,15 @@ pub fn parse(bytes: &[u8]) -> BTreeMap<String, SummaryLine> {
 
 /// The latest line of each run of a store (none when it has no summaries file).
 pub fn read<F: StoreFs + ?Sized>(fs: &F) -> Result<BTreeMap<String, SummaryLine>> {
+    Ok(read_runs(fs)?
+        .into_iter()
+        .map(|(run, l)| (run, l.last))
+        .collect())
+}
+
+/// The latest line and latest summary of each run of a store (none when it has no summaries
+/// file).
+pub fn read_runs<F: StoreFs + ?Sized>(fs: &F) -> Result<BTreeMap<String, RunLines>> {
     let len = match fs.len(SUMMARIES_FILE) {
         Err(StoreError::NotFound { .. }) => return Ok(BTreeMap::new()),
         other => other?,
@@ -77,7 +201,7 @@ pub fn read<F: StoreFs + ?Sized>(fs: &F) -> Result<BTreeMap<String, SummaryLine>
     if len == 0 {
         return Ok(BTreeMap::new());
     }
-    Ok(parse(&fs.read_range(SUMMARIES_FILE, 0, len)?))
+    Ok(parse_runs(&fs.read_range(SUMMARIES_FILE, 0, len)?))
 }
 
 /// Append one line to the summaries file of the store at `root` (one `write` with
@@ -135,5 +259,27 @@ mod tests {
         assert_eq!(got["a"].summary.as_ref().unwrap()["healthy"], false);
         assert_eq!(got["b"].written_us, 2);
         assert!(!got["b"].open);
+    }
+
+    #[test]
+    fn a_runs_latest_summary_holds_until_a_writer_opens_after_it() {
+        let text = concat!(
+            "{\"run\":\"a\",\"writer\":\"w0\",\"written_us\":1,\"open\":true}\n",
+            "{\"run\":\"a\",\"writer\":\"w0\",\"written_us\":2,\"live\":true,\"summary\":{\"healthy\":true}}\n",
+            "{\"run\":\"a\",\"writer\":\"w0\",\"written_us\":3,\"live\":true,\"summary\":{\"healthy\":false},\"sketch\":{\"of\":\"loss.value\",\"points\":1,\"start_us\":3,\"forwards\":[0],\"t_us\":[0],\"values\":[null]}}\n",
+            "{\"run\":\"b\",\"writer\":\"w0\",\"written_us\":4,\"summary\":{\"healthy\":true}}\n",
+            "{\"run\":\"b\",\"writer\":\"w1\",\"written_us\":5,\"open\":true}\n",
+        );
+        let got = parse_runs(text.as_bytes());
+        let a = &got["a"];
+        assert_eq!(a.last.written_us, 3);
+        let latest = a.last_summary.as_ref().unwrap();
+        assert!(latest.live);
+        assert_eq!(latest.summary.as_ref().unwrap()["healthy"], false);
+        let sketch = latest.sketch.as_ref().unwrap().parse().unwrap();
+        assert_eq!((sketch.forwards, sketch.values), (vec![0], vec![None]));
+        // Run b: w1 opened after w0's summary, so its health is not known.
+        assert!(got["b"].last.open);
+        assert_eq!(got["b"].last_summary, None);
     }
 }

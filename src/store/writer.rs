@@ -183,7 +183,9 @@ impl Writer {
                 writer: writer.to_string(),
                 written_us: now_us(),
                 open: true,
+                live: false,
                 summary: None,
+                sketch: None,
             },
             true,
         )?;

@@ -256,6 +256,9 @@ struct CompareOpts {
     runs: Option<String>,
     #[serde(default)]
     lazy: bool,
+    /// A config field: one row per value of it (`GroupSummary`) instead of one per run.
+    #[serde(rename = "groupBy")]
+    group_by: Option<String>,
 }
 
 fn compare_js<F: StoreFs>(store: &Store<F>, o: CompareOpts) -> Result<JsValue, JsError> {
@@ -264,7 +267,13 @@ fn compare_js<F: StoreFs>(store: &Store<F>, o: CompareOpts) -> Result<JsValue, J
         lazy: o.lazy,
     };
     let answer = crate::health::compare::compare(store, &options).map_err(core_err)?;
-    to_js(&answer)
+    match o.group_by {
+        Some(field) => to_js(&crate::readback::Answer {
+            rows: crate::health::compare::group(&answer.rows, &field),
+            skipped: answer.skipped,
+        }),
+        None => to_js(&answer),
+    }
 }
 
 /// The `kind` of a figure's options object, when it has a string one.
@@ -299,6 +308,8 @@ struct CompareFigureOpts {
     log_y: bool,
     #[serde(default)]
     group_by: Vec<String>,
+    /// A config field: one group per value of it.
+    group_config: Option<String>,
     max_points: Option<usize>,
 }
 
@@ -340,6 +351,8 @@ fn compare_figure_js<F: StoreFs>(
         log_y: o.log_y,
         group_by: o.group_by,
         max_points: o.max_points.unwrap_or(defaults.max_points),
+        group_config: o.group_config,
+        sketches: true,
     };
     check(&options).map_err(|e| js_err(format!("compare: {e}")))?;
     let answer = compare_kept(store, &options, &mut curves.borrow_mut()).map_err(core_err)?;

@@ -7,7 +7,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { cpSync, mkdirSync, rmSync } from "node:fs";
+import { cpSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openStore } from "somatize";
 import { serve, launch, openPage, shots } from "./harness.mjs";
@@ -17,6 +17,7 @@ let server, origin, browser, node, want;
 const rel = "target/js-stores/compare-page";
 const demo = join(root, rel, "demo");
 const unsummarised = join(root, rel, "unsummarised");
+const configured = join(root, rel, "configured");
 
 before(async () => {
   execFileSync("cargo", ["build", "--quiet", "--bin", "somatize"], { cwd: root, stdio: "inherit" });
@@ -25,6 +26,12 @@ before(async () => {
   execFileSync(cli, ["demo", "--store", demo, "--steps", "100", "--every", "5"], { stdio: ["ignore", "ignore", "pipe"] });
   cpSync(demo, unsummarised, { recursive: true });
   rmSync(join(unsummarised, "summaries.jsonl"));
+  // A copy whose runs record a config (written as `record --config` writes it), summarised again.
+  cpSync(demo, configured, { recursive: true });
+  for (const r of JSON.parse(execFileSync(cli, ["compare", demo, "--json"], { encoding: "utf8" }))) {
+    writeFileSync(join(configured, "runs", r.run, "config.json"), JSON.stringify({ optim: r.run.startsWith("s") ? "sgd" : "adam", seed: 1 }));
+  }
+  execFileSync(cli, ["compare", configured, "--summarise"], { stdio: ["ignore", "ignore", "pipe"] });
   want = JSON.parse(execFileSync(cli, ["compare", demo, "--json"], { encoding: "utf8" }));
   node = await openStore(demo);
   ({ server, origin } = await serve());
@@ -69,10 +76,10 @@ const healthWanted = () => want.map((r) => ({
 
 /** The traces plotly drew in the overlay: name, x and y. */
 const overlay = (page) => page.evaluate(() => document.getElementById("fig-compare").data.map((t) => ({ name: t.name, x: [...t.x], y: [...t.y] })));
-const wanted = async (options) => (await node.figure({ kind: "compare", ...options })).data.map((t) => ({ name: t.name, x: t.x, y: t.y }));
-/** Wait until the overlay holds exactly the traces of the package's figure with `options`. */
-async function overlayIs(page, options) {
-  const w = await wanted(options);
+const wanted = async (options, store = node) => (await store.figure({ kind: "compare", ...options })).data.map((t) => ({ name: t.name, x: t.x, y: t.y }));
+/** Wait until the overlay holds exactly the traces of the package's figure with `options` (of `store`, the demo's by default). */
+async function overlayIs(page, options, store = node) {
+  const w = await wanted(options, store);
   await page.waitForFunction((text) => JSON.stringify((document.getElementById("fig-compare").data ?? [])
     .map((t) => ({ name: t.name, x: [...t.x], y: [...t.y] }))) === text, JSON.stringify(w), { timeout: 15_000 })
     .catch(() => {}); // the assertion below says what differs
@@ -175,6 +182,23 @@ test("smoothing, the x axis, log y and groups by prefix draw the package's figur
   assert.ok(traceNames.includes("s* (2 runs) mean") && traceNames.includes("s* (2 runs) min–max"), traceNames.join(", "));
   assert.ok(traceNames.includes("d* (1 runs) mean"));
   await page.locator("#fig-compare").screenshot({ path: join(shots, "compare-grouped.png") });
+  assert.deepEqual(seen.errors, []);
+  await page.close();
+});
+
+test("runs that record a config show it, and are grouped by a config field as the package groups them", async () => {
+  const { page, seen } = await opened("configured");
+  const cols = await page.evaluate(() => [...document.querySelectorAll("#runs-table thead th")].map((th) => th.textContent));
+  assert.ok(cols.includes("config"), cols.join(", "));
+  assert.deepEqual(await page.evaluate(() => [...document.querySelectorAll("#compare-group-config option")].map((o) => o.value)), ["", "optim", "seed"]);
+  const names = want.map((r) => r.run);
+  await page.selectOption("#compare-group-config", "optim");
+  const store = await openStore(configured);
+  await overlayIs(page, { runs: names, of: "loss.value", x: "forward", groupConfig: "optim" }, store);
+  await store.close();
+  const traceNames = (await overlay(page)).map((t) => t.name);
+  assert.ok(traceNames.includes("optim=sgd (2 runs) mean") && traceNames.includes("optim=adam (5 runs) mean"), traceNames.join(", "));
+  await page.locator("#fig-compare").screenshot({ path: join(shots, "compare-config-groups.png") });
   assert.deepEqual(seen.errors, []);
   await page.close();
 });

@@ -1,10 +1,11 @@
 // Many runs at a glance through the package in Node: store.compare() and
 // figure({kind: "compare"}) give exactly what `somatize compare --json` and `somatize figure
-// compare` print, over a folder (runs read from summaries.jsonl) and a snapshot (runs read).
+// compare` print, over a folder and a snapshot of it (runs read from the summaries.jsonl each
+// carries).
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openStore } from "somatize";
 import { makeStores, cli } from "./store-fixture.mjs";
@@ -39,16 +40,16 @@ test("compare answers as the CLI does, from the summaries a finished recording l
   await store.close();
 });
 
-test("a snapshot carries no summaries: its runs are read, to the same rows", async () => {
+test("a snapshot carries the summaries of its runs: the same rows, from one file", async () => {
   const folder = await openStore(s.store);
   const snap = await openStore(s.snapshot);
   const a = (await folder.compare()).rows;
   const b = (await snap.compare()).rows;
-  assert.ok(b.every((r) => r.from === "read"));
-  assert.deepEqual(b.map(({ from, ...r }) => r), a.map(({ from, ...r }) => r));
-  const lazy = (await snap.compare({ lazy: true })).rows;
-  assert.ok(lazy.every((r) => r.from === "index" && r.healthy === null));
-  assert.deepEqual(lazy.map((r) => [r.run, r.forwards, r.final, r.best]), a.map((r) => [r.run, r.forwards, r.final, r.best]));
+  assert.ok(b.every((r) => r.from === "summary"));
+  assert.deepEqual(b, a);
+  assert.deepEqual((await snap.compare({ lazy: true })).rows, a);
+  // The overlay drawn from the snapshot (the finished runs from their sketches) is the folder's.
+  assert.deepEqual(await snap.figure({ kind: "compare", ema: 0.5 }), await folder.figure({ kind: "compare", ema: 0.5 }));
   await folder.close();
   await snap.close();
 });
@@ -85,5 +86,26 @@ test("a second overlay of the same runs reads nothing of their indexes again (un
   await store.refresh();
   await store.figure({ kind: "compare" });
   assert.ok((await store.stats()).reads > second.reads, "after refresh() the indexes are read again");
+  await store.close();
+});
+
+test("runs grouped by a recorded config field: compare({groupBy}) and figure({groupConfig}) are the CLI's", async () => {
+  // Configs recorded after the runs finished: `compare --summarise` takes them into the summaries.
+  writeFileSync(join(s.store, "runs/mlp/config.json"), JSON.stringify({ lr: 0.1, optim: { name: "adam" } }));
+  writeFileSync(join(s.store, "runs/small/config.json"), JSON.stringify({ lr: 0.01 }));
+  run("compare", s.store, "--summarise");
+  const store = await openStore(s.store);
+  const rows = (await store.compare()).rows;
+  assert.deepEqual(rows.map((r) => [r.run, r.config]), [["mlp", { lr: 0.1, optim: { name: "adam" } }], ["small", { lr: 0.01 }]]);
+  const groups = await store.compare({ groupBy: "lr" });
+  assert.deepEqual(groups.rows, JSON.parse(run("compare", s.store, "--group-by", "lr", "--json")));
+  assert.deepEqual(groups.rows.map((g) => [g.value, g.runs]), [["0.01", ["small"]], ["0.1", ["mlp"]]]);
+  const byName = await store.compare({ groupBy: "optim.name" });
+  assert.deepEqual(byName.rows.map((g) => [g.value, g.runs]), [["adam", ["mlp"]], [null, ["small"]]]);
+  const { skipped, ...figure } = await store.figure({ kind: "compare", groupConfig: "lr", ema: 0.5 });
+  assert.deepEqual(skipped, []);
+  assert.deepEqual(figure, JSON.parse(run("figure", "compare", s.store, "--group-config", "lr", "--ema", "0.5")));
+  assert.deepEqual(figure.data.filter((t) => / mean$/.test(t.name)).map((t) => t.name), ["lr=0.01 (1 runs) mean", "lr=0.1 (1 runs) mean"]);
+  await assert.rejects(store.figure({ kind: "compare", groupConfig: "lr", groupBy: ["m"] }), /not both/);
   await store.close();
 });
