@@ -1,9 +1,9 @@
 """somatize in a notebook through JS: the store view as an anywidget, and ``Live``.
 
 ``show(store, run=None, *, live=False)`` returns an anywidget whose module
-(``_widget/widget.js``) shows the page's store view (the page's modules, plotly and the wasm
-core, inlined into one gzipped document shipped in this package: no CDN, no network) in a
-sandboxed iframe. The view reads the store through the kernel: it asks for listings, sizes and
+(``_widget/widget.js``) shows the page's store view (the page's modules and plotly inlined into
+one gzipped document, and the wasm core gzipped beside it, both shipped in this package: no CDN,
+no network) in a sandboxed iframe. The view reads the store through the kernel: it asks for listings, sizes and
 byte ranges, and this module answers them from the folder, in binary buffers of at most
 ``MESSAGE_BYTES`` each. So it works wherever the kernel can read the store (a remote kernel, a
 cluster disk) and the browser cannot. ``live=True`` follows a run being written (the page looks
@@ -29,12 +29,13 @@ import time
 from array import array
 from pathlib import Path
 
-__all__ = ["show", "Live", "StoreView", "LiveView", "page"]
+__all__ = ["show", "Live", "StoreView", "LiveView", "page", "wasm"]
 
 _HERE = Path(__file__).resolve().parent / "_widget"
 ESM = _HERE / "widget.js"
-#: The page as the wheel ships it (written by scripts/build-widget.sh).
+#: The page and the wasm core it runs, as the wheel ships them (written by scripts/build-widget.sh).
 PAGE = _HERE / "page.html.gz"
+WASM = _HERE / "page.wasm.gz"
 #: Bytes of binary buffers per message: well under Jupyter's limits (tornado's websocket
 #: refuses messages over 10 MiB by default).
 MESSAGE_BYTES = 4 << 20
@@ -55,25 +56,37 @@ PUSH_EVERY_S = 0.1
 MAX_ERROR = 240
 
 _page_lock = threading.Lock()
-_page = None
+_assets = None
 
 
-def page():
-    """The widget's page, gzipped: the packaged ``_widget/page.html.gz``, else written once by
-    ``somatize report --widget`` from the source tree the binary was built from."""
-    global _page
+def _page_and_wasm():
+    """The widget's page and wasm, gzipped: the packaged ``_widget/page.html.gz`` and
+    ``page.wasm.gz``, else written once by ``somatize report --widget`` from the source tree the
+    binary was built from."""
+    global _assets
     with _page_lock:
-        if _page is None:
-            if PAGE.is_file():
-                _page = PAGE.read_bytes()
+        if _assets is None:
+            if PAGE.is_file() and WASM.is_file():
+                _assets = (PAGE.read_bytes(), WASM.read_bytes())
             else:
                 from .notebook import _run
 
                 with tempfile.TemporaryDirectory(prefix="somatize-widget-") as tmp:
                     out = Path(tmp) / "page.html"
                     _run(["report", "--widget", "-o", str(out)])
-                    _page = gzip.compress(out.read_bytes(), 9)
-        return _page
+                    _assets = (gzip.compress(out.read_bytes(), 9),
+                               gzip.compress(out.with_suffix(".wasm").read_bytes(), 9))
+        return _assets
+
+
+def page():
+    """The widget's page (its modules and plotly; no wasm, no store), gzipped."""
+    return _page_and_wasm()[0]
+
+
+def wasm():
+    """The wasm core the widget's page runs, gzipped (sent beside the page as bytes)."""
+    return _page_and_wasm()[1]
 
 
 def _anywidget():
@@ -199,13 +212,15 @@ def _widget_classes():
             kind = content.get("type") if isinstance(content, dict) else None
             if kind == "somatize.page":
                 try:
-                    data = page()
+                    both = _page_and_wasm()
                 except Exception as e:  # noqa: BLE001 - said in the cell
                     self.send({"type": "somatize.page", "error": str(e)})
                     return
-                parts = [data[i:i + MESSAGE_BYTES] for i in range(0, len(data), MESSAGE_BYTES)]
-                for i, part in enumerate(parts):
-                    self.send({"type": "somatize.page", "part": i, "parts": len(parts)}, buffers=[part])
+                for what, data in zip(("page", "wasm"), both):
+                    parts = [data[i:i + MESSAGE_BYTES] for i in range(0, len(data), MESSAGE_BYTES)]
+                    for i, part in enumerate(parts):
+                        self.send({"type": "somatize.page", "what": what, "part": i, "parts": len(parts)},
+                                  buffers=[part])
             else:
                 self._on_other(kind, content)
 
