@@ -126,7 +126,7 @@ async function render({ model, el }) {
 
   // The times of this view (ms since render), for docs/notebooks.md's open time: el.dataset.somatizeTimes.
   const t0 = performance.now();
-  const times = {};
+  const times = { at: Math.round(t0) }; // render's own time on the notebook window's clock
   const mark = (name) => (times[name] ??= Math.round(performance.now() - t0));
   const said = () => (el.dataset.somatizeTimes = JSON.stringify(times));
 
