@@ -4,6 +4,7 @@
 // timed: from the moment the cell is run (the cells above it done, the kernel idle) to the
 // verdict drawn in the widget, with the widget's own marks (python/somatize/_widget/widget.js's
 // `data-somatize-times`).
+import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { copyFileSync, mkdirSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
@@ -38,8 +39,8 @@ export async function startJupyter(app, name) {
   let log = "";
   const server = spawn(join(venv, "bin/jupyter"), [app, "--no-browser", "--ip=127.0.0.1", `--port=${port}`, "--port-retries=0",
     `--IdentityProvider.token=${token}`, `--ServerApp.root_dir=${dir}`, `--${appClass}.expose_app_in_browser=True`,
-    `--${appClass}.news_url=`, `--${appClass}.check_for_updates_class=jupyterlab.NeverCheckForUpdate`,
-    `--${appClass}.extension_manager=readonly`, ...(process.getuid?.() === 0 ? ["--allow-root"] : [])], {
+    ...(app === "lab" ? ["--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+      "--LabApp.extension_manager=readonly"] : []), ...(process.getuid?.() === 0 ? ["--allow-root"] : [])], {
     cwd: dir, stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, SOMATIZE_BIN: binary(), PYTHONPATH: join(root, "python"), JUPYTER_CONFIG_DIR: join(base, "config"),
       JUPYTER_RUNTIME_DIR: join(base, "runtime"), IPYTHONDIR: join(base, "ipython") },
@@ -139,5 +140,17 @@ export function describe(label, { times, openMs }) {
   return `${label}: the cell run to the verdict drawn ${openMs} ms (render ${Math.round(openMs - times.verdict)} ms after the run; ` +
     `then the page here ${times.page} ms, the wasm ${times.wasm} ms, the view ready ${times.ready} ms, shown ${times.shown} ms, verdict ${times.verdict} ms; ` +
     `in the frame: wasm ready ${f["somatize:wasm-ready"]} ms, verdict ${f["somatize:verdict"]} ms after its start; ` +
-    `${times.reads?.roundTrips} round trips to the kernel)`;
+    `${times.kernel?.trips} round trips to the kernel, waited on for ${times.kernel?.ms} ms in all, ${((times.kernel?.bytes ?? 0) / 1048576).toFixed(2)} MiB)`;
+}
+
+/** The store view's checks: every run, the vanishing run judged with VANISHING. */
+export async function checkStoreView(frame) {
+  await frame.waitForFunction(() => ["ready", "failed"].includes(document.body.dataset.widget), null, { timeout: 120000 });
+  assert.equal(await frame.evaluate(() => document.body.dataset.widget), "ready", await frame.textContent("#error"));
+  await frame.waitForFunction(() => Number(document.getElementById("verdict")?.dataset.judged ?? 0) >= 1, null, { timeout: 60000 });
+  assert.equal(await frame.inputValue("#run"), "vanishing");
+  const runs = await frame.evaluate(() => [...document.querySelectorAll("#runs-table tbody tr")].map((tr) => tr.children[0].textContent));
+  assert.deepEqual([...runs].sort(), ["dead_relu", "exploding", "healthy", "overstepping", "saturated", "stalled", "vanishing"]);
+  const flags = await frame.evaluate(() => [...document.querySelectorAll("#flags-table tbody tr")].map((tr) => tr.children[1].textContent));
+  assert.ok(flags.some((f) => f.startsWith("VANISHING")), `the vanishing run raises VANISHING: ${flags}`);
 }

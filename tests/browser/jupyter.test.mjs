@@ -10,7 +10,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { launch, shots } from "./harness.mjs";
-import { describe, rerunShowCell, runNotebookTimed, startJupyter } from "./jupyter-harness.mjs";
+import { checkStoreView, describe, rerunShowCell, runNotebookTimed, startJupyter } from "./jupyter-harness.mjs";
 
 let jupyter, browser;
 before(async () => {
@@ -21,18 +21,6 @@ after(async () => {
   await browser?.close();
   await jupyter?.stop();
 });
-
-/** The store view's checks: every run, the vanishing run judged with VANISHING. */
-export async function checkStoreView(frame) {
-  await frame.waitForFunction(() => ["ready", "failed"].includes(document.body.dataset.widget), null, { timeout: 120000 });
-  assert.equal(await frame.evaluate(() => document.body.dataset.widget), "ready", await frame.textContent("#error"));
-  await frame.waitForFunction(() => Number(document.getElementById("verdict")?.dataset.judged ?? 0) >= 1, null, { timeout: 60000 });
-  assert.equal(await frame.inputValue("#run"), "vanishing");
-  const runs = await frame.evaluate(() => [...document.querySelectorAll("#runs-table tbody tr")].map((tr) => tr.children[0].textContent));
-  assert.deepEqual([...runs].sort(), ["dead_relu", "exploding", "healthy", "overstepping", "saturated", "stalled", "vanishing"]);
-  const flags = await frame.evaluate(() => [...document.querySelectorAll("#flags-table tbody tr")].map((tr) => tr.children[1].textContent));
-  assert.ok(flags.some((f) => f.startsWith("VANISHING")), `the vanishing run raises VANISHING: ${flags}`);
-}
 
 test("JupyterLab runs examples/notebook.ipynb and the somatize.show widget renders the store view", async () => {
   const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });

@@ -111,6 +111,10 @@ async function render({ model, el }) {
     if (msg.error || msg.done) {
       asks.delete(msg.id);
       clearTimeout(a.timer);
+      const k = (times.kernel ??= { trips: 0, ms: 0, bytes: 0 });
+      k.trips += 1;
+      k.ms += Math.round(performance.now() - a.sent);
+      k.bytes += a.answers.reduce((n, x) => n + (x.bytes?.length ?? 0), 0);
       frame.contentWindow?.postMessage({ somatize: "answers", id: a.frameId, answers: a.answers, error: msg.error }, "*");
     }
   });
@@ -177,7 +181,7 @@ async function render({ model, el }) {
         asks.delete(id);
         frame.contentWindow?.postMessage({ somatize: "answers", id: data.id, error: "the kernel did not answer (was it restarted? run the cell again)" }, "*");
       }, askTimeout(model));
-      asks.set(id, { frameId: data.id, answers: [], timer });
+      asks.set(id, { frameId: data.id, answers: [], timer, sent: performance.now() });
       model.send({ type: "somatize.read", id, asks: data.asks });
     } else if (data.somatize === "shown") {
       mark("shown");
