@@ -43,12 +43,17 @@ MESSAGE_BYTES = 4 << 20
 CHUNK = 256 << 10
 #: The most bytes one read may ask for.
 MAX_RANGE = 16 << 20
+#: A range asked of a file is answered with at least this much of it from its offset (to its
+#: end at most): the view reads a run's blobs front to back (the verdict, spent and the gantt
+#: read every blob once), so one round trip brings what would take several.
+READ_AHEAD = 4 << 20
 #: Files at most this big are sent whole with their size.
 SMALL = 256 << 10
 #: Bytes of small files sent along with a listing of their folder.
 LIST_BYTES = 1 << 20
-#: How deep below a folder listed its folders are listed too, and the most answers a listing brings.
-LIST_DEPTH = 3
+#: How deep below a folder listed its folders are listed too (a store's root: down to each run's
+#: writer folders, ``runs/RUN/WRITER/packs``), and the most answers a listing brings.
+LIST_DEPTH = 5
 LIST_ENTRIES = 2000
 #: The least time between two pushes of a Live's rows to its widgets (seconds).
 PUSH_EVERY_S = 0.1
@@ -160,7 +165,7 @@ class _Folder:
             offset, length = int(ask.get("offset", 0)), int(ask.get("length", 0))
             if offset < 0 or length < 0 or offset % CHUNK:
                 raise ValueError(f"{rel}: a range at {offset} of {length} bytes is not a whole chunk")
-            length = min(length, MAX_RANGE)
+            length = min(max(length, READ_AHEAD), MAX_RANGE)
             if not p.is_file():
                 return [({"op": "stat", "path": rel, "size": None}, None)]
             with open(p, "rb") as f:
