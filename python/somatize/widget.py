@@ -237,6 +237,7 @@ def _widget_classes():
 
         def __init__(self, folder, **kw):
             self._folder = folder
+            self._primed = False
             super().__init__(**kw)
 
         def _on_other(self, kind, content):
@@ -245,6 +246,12 @@ def _widget_classes():
             ident = content.get("id")
             try:
                 parts = []
+                if not self._primed:
+                    # The first read of a view brings the store's listing with it (every folder
+                    # down to the runs' packs, the sizes, the small files whole): what opening
+                    # the store and its first run asks next, without a round trip for each.
+                    self._primed = True
+                    parts.extend(self._folder.answer({"op": "list", "path": ""}))
                 for ask in content.get("asks", [])[:1000]:
                     parts.extend(self._folder.answer(ask))
             except Exception as e:  # noqa: BLE001 - the view says it

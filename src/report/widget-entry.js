@@ -65,7 +65,14 @@ export function kernelSource() {
     pending.set(key, ask);
     throw new Pending(`${ask.path}: not here yet`);
   };
-  const size = (path) => (sizes.has(path) ? sizes.get(path) : need(`stat\n${path}`, { op: "stat", path }));
+  const size = (path) => {
+    if (sizes.has(path)) return sizes.get(path);
+    // A file its folder's listing (here already) does not name is not there: no round trip.
+    const cut = path.lastIndexOf("/");
+    const names = lists.get(cut < 0 ? "" : path.slice(0, cut));
+    if (Array.isArray(names) && !names.includes(path.slice(cut + 1))) return null;
+    return need(`stat\n${path}`, { op: "stat", path });
+  };
   const keep = (path, index, bytes) => {
     const key = `${path}\n${index}`;
     const old = chunks.get(key);

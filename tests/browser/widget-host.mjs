@@ -66,6 +66,7 @@ export async function rendered(browser, server, args) {
   const messages = { toKernel: 0, fromKernel: 0, bytes: 0 };
   await page.exposeFunction("toKernel", (text) => {
     messages.toKernel += 1;
+    if (process.env.SOMATIZE_LOG_ASKS) console.error(text.slice(0, 600));
     kernel.stdin.write(`${JSON.stringify({ content: JSON.parse(text) })}\n`);
   });
   let state;
