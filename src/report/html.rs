@@ -31,6 +31,8 @@ const REPORT_CSS: &str = "#drop, #open-title { display: none; }\n";
 const WIDGET_BOOT: &str = include_str!("widget-boot.js");
 /// The package entry of the notebook widget: a store's bytes come from the kernel.
 const WIDGET_ENTRY: &str = include_str!("widget-entry.js");
+/// The notebook widget's first script: asks the parent for the wasm and compiles it early.
+const WIDGET_WASM: &str = include_str!("widget-wasm.js");
 /// The widget shows the store its kernel reads: no pickers, no drop zone, no spec box; in a
 /// narrow cell the thresholds go under the verdict rather than beside it.
 const WIDGET_CSS: &str = "#drop, #open-title, header, .skip, section[aria-labelledby=\"spec-title\"] { display: none; }\nbody[data-mode=\"live\"] main > section { display: none; }\n@media (max-width: 1100px) { .verdict-layout { grid-template-columns: minmax(0, 1fr); } }\n";
@@ -173,6 +175,12 @@ impl Head {
             body: page.body,
             modules: 0,
         };
+        if flavour == Flavour::Widget {
+            head.script_hashes
+                .push(sha256_source(WIDGET_WASM.as_bytes()));
+            head.elements
+                .push(format!("<script>{WIDGET_WASM}</script>"));
+        }
         let mut entry = None;
         for item in page.head {
             match item {

@@ -29,7 +29,8 @@ function wasmFromParent() {
 }
 
 performance.mark("somatize:wasm-asked");
-const wasm = await init({ module_or_path: await wasmFromParent() });
+// Asked and compiled early by the page's first script (widget-wasm.js), else asked here.
+const wasm = await init({ module_or_path: await (globalThis.somatizeWasm ?? wasmFromParent()) });
 performance.mark("somatize:wasm-ready");
 
 /** Bytes asked of the kernel at a time are whole chunks of this size. */
