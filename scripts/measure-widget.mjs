@@ -1,9 +1,10 @@
 // Measure the notebook widget against issue 22's targets and print the numbers:
-//   - what it adds to the wheel: python/somatize/_widget/ (the gzipped page, the module) and
-//     python/somatize/widget.py, deflated as a wheel (a zip) stores them (< 1.5 MB target);
+//   - what it adds to the wheel: python/somatize/_widget/ (the gzipped page and wasm, the module)
+//     and python/somatize/widget.py, deflated as a wheel (a zip) stores them (< 1.5 MB target);
 //   - the time from rendering `somatize.show(demo store)` to its verdict shown (< 1 s target),
 //     in headless Chromium with the stand-in anywidget model of tests/browser/widget-host.mjs
-//     (the real kernel side over a pipe), ROUNDS times (default 5): medians and each round;
+//     (the real kernel side over a pipe), ROUNDS times (default 5): medians and each round (what
+//     a Jupyter user sees is measured by tests/browser/jupyter.test.mjs and notebook7.test.mjs);
 //   - a `Live` widget pushed 100 forwards a second for 10 s: the browser's main-thread time
 //     (CDP Performance.getMetrics TaskDuration, the page and its iframe) as a share of one core
 //     (< 5 % target); the stand-in's own relaying (an evaluate per message) is counted in it.
@@ -17,7 +18,7 @@ import { python, rendered, writeHost } from "../tests/browser/widget-host.mjs";
 
 const page = join(root, "python/somatize/_widget/page.html.gz");
 if (!existsSync(page)) throw new Error(`${page} is missing: run scripts/build-widget.sh`);
-const files = ["python/somatize/_widget/page.html.gz", "python/somatize/_widget/widget.js", "python/somatize/widget.py"];
+const files = ["python/somatize/_widget/page.html.gz", "python/somatize/_widget/page.wasm.gz", "python/somatize/_widget/widget.js", "python/somatize/widget.py"];
 const zipped = Number(execFileSync(python, ["-c", `
 import io, sys, zipfile
 buf = io.BytesIO()
@@ -44,7 +45,8 @@ try {
     got.ready.push(w.ready);
     got.verdict.push(verdict);
     got.asks.push(w.messages.toKernel);
-    console.log(`round ${i + 1}: page in its iframe ${w.framed} ms, view ready ${w.ready} ms, verdict shown ${verdict} ms; ${w.messages.toKernel} messages to the kernel, ${(w.messages.bytes / 1048576).toFixed(2)} MiB from it`);
+    const times = JSON.parse(await w.page.evaluate(() => document.getElementById("cell").dataset.somatizeTimes ?? "{}"));
+    console.log(`round ${i + 1}: page in its iframe ${w.framed} ms, view ready ${w.ready} ms, verdict shown ${verdict} ms; ${w.messages.toKernel} messages to the kernel, ${(w.messages.bytes / 1048576).toFixed(2)} MiB from it; the widget's marks ${JSON.stringify(times)}`);
     await w.close();
   }
   const w = await rendered(browser, server, ["live", "live at 100 forwards a second", "10"]);

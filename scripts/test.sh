@@ -43,8 +43,8 @@ ensure_venv() {
   "$py" -c 'import torch' 2>/dev/null || "$py" -m pip install -q torch
   "$py" -c 'import numpy, pytest' 2>/dev/null || "$py" -m pip install -q numpy pytest
   [ -x "$SOMATIZE_VENV/bin/maturin" ] || "$py" -m pip install -q "maturin>=1.5,<2"
-  # The notebook widget's tests: a real JupyterLab server and anywidget (somatize.show, Live).
-  "$py" -c 'import jupyterlab, anywidget' 2>/dev/null || "$py" -m pip install -q "jupyterlab>=4,<5" "anywidget>=0.9,<1"
+  # The notebook widget's tests: a real JupyterLab server, Notebook 7 and anywidget (somatize.show, Live).
+  "$py" -c 'import jupyterlab, anywidget, notebook' 2>/dev/null || "$py" -m pip install -q "jupyterlab>=4,<5" "notebook>=7,<8" "anywidget>=0.9,<1"
 }
 
 # The Python package installed as a user installs it (`pip install .`: maturin builds the

@@ -150,8 +150,15 @@ class Notebook(unittest.TestCase):
         sent = []
         value.send = lambda content, buffers=None: sent.append((content, buffers or []))
         value._on_msg(value, {"type": "somatize.read", "id": 1, "asks": [{"op": "list", "path": "runs"}]}, [])
-        [(content, _)] = sent
-        self.assertEqual(content["answers"][0]["names"], sorted(r["run"] for r in self.namespace["runs"]))
+        # The first read brings the store's listing along (the root's, down to the runs' packs),
+        # then the answer asked for: every listing of "runs" names the demo's runs.
+        self.assertTrue(sent[-1][0]["done"])
+        listed = [a["names"] for c, _ in sent for a in c["answers"] if a["op"] == "list" and a["path"] == "runs"]
+        self.assertTrue(listed)
+        for names in listed:
+            self.assertEqual(names, sorted(r["run"] for r in self.namespace["runs"]))
+        [root] = [a["names"] for c, _ in sent for a in c["answers"] if a["op"] == "list" and a["path"] == ""]
+        self.assertIn("somatize-store.json", root)
 
     def test_helper_failures_carry_the_binarys_message(self):
         sn = self.namespace["sn"]

@@ -1,9 +1,9 @@
 """somatize in a notebook through JS: the store view as an anywidget, and ``Live``.
 
 ``show(store, run=None, *, live=False)`` returns an anywidget whose module
-(``_widget/widget.js``) shows the page's store view (the page's modules, plotly and the wasm
-core, inlined into one gzipped document shipped in this package: no CDN, no network) in a
-sandboxed iframe. The view reads the store through the kernel: it asks for listings, sizes and
+(``_widget/widget.js``) shows the page's store view (the page's modules and plotly inlined into
+one gzipped document, and the wasm core gzipped beside it, both shipped in this package: no CDN,
+no network) in a sandboxed iframe. The view reads the store through the kernel: it asks for listings, sizes and
 byte ranges, and this module answers them from the folder, in binary buffers of at most
 ``MESSAGE_BYTES`` each. So it works wherever the kernel can read the store (a remote kernel, a
 cluster disk) and the browser cannot. ``live=True`` follows a run being written (the page looks
@@ -29,12 +29,13 @@ import time
 from array import array
 from pathlib import Path
 
-__all__ = ["show", "Live", "StoreView", "LiveView", "page"]
+__all__ = ["show", "Live", "StoreView", "LiveView", "page", "wasm"]
 
 _HERE = Path(__file__).resolve().parent / "_widget"
 ESM = _HERE / "widget.js"
-#: The page as the wheel ships it (written by scripts/build-widget.sh).
+#: The page and the wasm core it runs, as the wheel ships them (written by scripts/build-widget.sh).
 PAGE = _HERE / "page.html.gz"
+WASM = _HERE / "page.wasm.gz"
 #: Bytes of binary buffers per message: well under Jupyter's limits (tornado's websocket
 #: refuses messages over 10 MiB by default).
 MESSAGE_BYTES = 4 << 20
@@ -42,12 +43,17 @@ MESSAGE_BYTES = 4 << 20
 CHUNK = 256 << 10
 #: The most bytes one read may ask for.
 MAX_RANGE = 16 << 20
+#: A range asked of a file is answered with at least this much of it from its offset (to its
+#: end at most): the view reads a run's blobs front to back (the verdict, spent and the gantt
+#: read every blob once), so one round trip brings what would take several.
+READ_AHEAD = 4 << 20
 #: Files at most this big are sent whole with their size.
 SMALL = 256 << 10
 #: Bytes of small files sent along with a listing of their folder.
 LIST_BYTES = 1 << 20
-#: How deep below a folder listed its folders are listed too, and the most answers a listing brings.
-LIST_DEPTH = 3
+#: How deep below a folder listed its folders are listed too (a store's root: down to each run's
+#: writer folders, ``runs/RUN/WRITER/packs``), and the most answers a listing brings.
+LIST_DEPTH = 5
 LIST_ENTRIES = 2000
 #: The least time between two pushes of a Live's rows to its widgets (seconds).
 PUSH_EVERY_S = 0.1
@@ -55,25 +61,37 @@ PUSH_EVERY_S = 0.1
 MAX_ERROR = 240
 
 _page_lock = threading.Lock()
-_page = None
+_assets = None
 
 
-def page():
-    """The widget's page, gzipped: the packaged ``_widget/page.html.gz``, else written once by
-    ``somatize report --widget`` from the source tree the binary was built from."""
-    global _page
+def _page_and_wasm():
+    """The widget's page and wasm, gzipped: the packaged ``_widget/page.html.gz`` and
+    ``page.wasm.gz``, else written once by ``somatize report --widget`` from the source tree the
+    binary was built from."""
+    global _assets
     with _page_lock:
-        if _page is None:
-            if PAGE.is_file():
-                _page = PAGE.read_bytes()
+        if _assets is None:
+            if PAGE.is_file() and WASM.is_file():
+                _assets = (PAGE.read_bytes(), WASM.read_bytes())
             else:
                 from .notebook import _run
 
                 with tempfile.TemporaryDirectory(prefix="somatize-widget-") as tmp:
                     out = Path(tmp) / "page.html"
                     _run(["report", "--widget", "-o", str(out)])
-                    _page = gzip.compress(out.read_bytes(), 9)
-        return _page
+                    _assets = (gzip.compress(out.read_bytes(), 9),
+                               gzip.compress(out.with_suffix(".wasm").read_bytes(), 9))
+        return _assets
+
+
+def page():
+    """The widget's page (its modules and plotly; no wasm, no store), gzipped."""
+    return _page_and_wasm()[0]
+
+
+def wasm():
+    """The wasm core the widget's page runs, gzipped (sent beside the page as bytes)."""
+    return _page_and_wasm()[1]
 
 
 def _anywidget():
@@ -147,7 +165,7 @@ class _Folder:
             offset, length = int(ask.get("offset", 0)), int(ask.get("length", 0))
             if offset < 0 or length < 0 or offset % CHUNK:
                 raise ValueError(f"{rel}: a range at {offset} of {length} bytes is not a whole chunk")
-            length = min(length, MAX_RANGE)
+            length = min(max(length, READ_AHEAD), MAX_RANGE)
             if not p.is_file():
                 return [({"op": "stat", "path": rel, "size": None}, None)]
             with open(p, "rb") as f:
@@ -199,13 +217,15 @@ def _widget_classes():
             kind = content.get("type") if isinstance(content, dict) else None
             if kind == "somatize.page":
                 try:
-                    data = page()
+                    both = _page_and_wasm()
                 except Exception as e:  # noqa: BLE001 - said in the cell
                     self.send({"type": "somatize.page", "error": str(e)})
                     return
-                parts = [data[i:i + MESSAGE_BYTES] for i in range(0, len(data), MESSAGE_BYTES)]
-                for i, part in enumerate(parts):
-                    self.send({"type": "somatize.page", "part": i, "parts": len(parts)}, buffers=[part])
+                for what, data in zip(("page", "wasm"), both):
+                    parts = [data[i:i + MESSAGE_BYTES] for i in range(0, len(data), MESSAGE_BYTES)]
+                    for i, part in enumerate(parts):
+                        self.send({"type": "somatize.page", "what": what, "part": i, "parts": len(parts)},
+                                  buffers=[part])
             else:
                 self._on_other(kind, content)
 
@@ -217,6 +237,7 @@ def _widget_classes():
 
         def __init__(self, folder, **kw):
             self._folder = folder
+            self._primed = False
             super().__init__(**kw)
 
         def _on_other(self, kind, content):
@@ -225,6 +246,12 @@ def _widget_classes():
             ident = content.get("id")
             try:
                 parts = []
+                if not self._primed:
+                    # The first read of a view brings the store's listing with it (every folder
+                    # down to the runs' packs, the sizes, the small files whole): what opening
+                    # the store and its first run asks next, without a round trip for each.
+                    self._primed = True
+                    parts.extend(self._folder.answer({"op": "list", "path": ""}))
                 for ask in content.get("asks", [])[:1000]:
                     parts.extend(self._folder.answer(ask))
             except Exception as e:  # noqa: BLE001 - the view says it

@@ -1,6 +1,7 @@
 //! `somatize report STORE --run R -o report.html [--last N]`: one self-contained HTML file of a run;
 //! `--runs GLOB` for one file of several runs (the page's run table with their health, to compare);
-//! `somatize report --widget -o page.html`: the notebook widget's page (no store).
+//! `somatize report --widget -o page.html`: the notebook widget's page (no store) and its wasm
+//! (`page.wasm`).
 
 use crate::report::{write_report, write_widget_page, ReportOptions};
 use std::path::PathBuf;
@@ -17,7 +18,7 @@ pub struct Args {
     /// Every run whose name matches this glob (`*`, `?`), in one file (with --run: that one too).
     #[arg(long)]
     runs: Option<String>,
-    /// Write the notebook widget's page instead (somatize.show ships it; no store).
+    /// Write the notebook widget's page instead, and its wasm beside it (somatize.show ships them; no store).
     #[arg(long, conflicts_with_all = ["store", "run", "runs", "last"])]
     widget: bool,
     /// Only the run's last N forwards (a smaller file).
@@ -36,8 +37,9 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     let Some(store) = args.store.filter(|_| !args.widget) else {
         let bytes = write_widget_page(&assets, &args.output).map_err(|e| e.to_string())?;
         eprintln!(
-            "somatize report: the notebook widget's page -> {} ({bytes} bytes)",
-            args.output.display()
+            "somatize report: the notebook widget's page -> {} ({bytes} bytes), its wasm -> {}",
+            args.output.display(),
+            args.output.with_extension("wasm").display()
         );
         return Ok(ExitCode::SUCCESS);
     };

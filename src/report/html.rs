@@ -16,6 +16,10 @@ const PKG_ENTRY: &str = "pkg/browser.js";
 const REPORT_ENTRY: &str = "pkg/report.js";
 /// The wasm the report embeds.
 const WASM: &str = "pkg/wasm/somatize_bg.wasm";
+/// The page's plotly.js, and the widget's own (only the trace types the figures draw; built by
+/// scripts/build-widget-plotly.mjs).
+const PLOTLY: &str = "vendor/plotly.min.js";
+const WIDGET_PLOTLY: &str = "vendor/plotly-widget.min.js";
 
 /// The report's boot module: opens the embedded snapshot in the page (keys of [`key_of`]).
 const BOOT: &str = include_str!("boot.js");
@@ -27,6 +31,8 @@ const REPORT_CSS: &str = "#drop, #open-title { display: none; }\n";
 const WIDGET_BOOT: &str = include_str!("widget-boot.js");
 /// The package entry of the notebook widget: a store's bytes come from the kernel.
 const WIDGET_ENTRY: &str = include_str!("widget-entry.js");
+/// The notebook widget's first script: asks the parent for the wasm and compiles it early.
+const WIDGET_WASM: &str = include_str!("widget-wasm.js");
 /// The widget shows the store its kernel reads: no pickers, no drop zone, no spec box; in a
 /// narrow cell the thresholds go under the verdict rather than beside it.
 const WIDGET_CSS: &str = "#drop, #open-title, header, .skip, section[aria-labelledby=\"spec-title\"] { display: none; }\nbody[data-mode=\"live\"] main > section { display: none; }\n@media (max-width: 1100px) { .verdict-layout { grid-template-columns: minmax(0, 1fr); } }\n";
@@ -57,6 +63,13 @@ impl Flavour {
         match self {
             Flavour::Report => REPORT_CSS,
             Flavour::Widget => WIDGET_CSS,
+        }
+    }
+    /// The script the page links at `src`, or the one this flavour uses in its place.
+    fn script(self, src: &str) -> &str {
+        match self {
+            Flavour::Widget if src == PLOTLY => WIDGET_PLOTLY,
+            _ => src,
         }
     }
 }
@@ -120,7 +133,9 @@ fn linked(assets: &Path, link: &str) -> Result<PathBuf, ReportError> {
     })?;
     let path = assets.join(&rel);
     if !path.is_file() {
-        let hint = if rel.contains("/vendor/") || rel.starts_with("pkg/") {
+        let hint = if rel.ends_with(WIDGET_PLOTLY) {
+            "build the widget's page first: scripts/build-widget.sh"
+        } else if rel.contains("/vendor/") || rel.starts_with("pkg/") {
             "build the page and package first: scripts/build-wasm.sh"
         } else {
             "the page links a file that is not there"
@@ -160,6 +175,12 @@ impl Head {
             body: page.body,
             modules: 0,
         };
+        if flavour == Flavour::Widget {
+            head.script_hashes
+                .push(sha256_source(WIDGET_WASM.as_bytes()));
+            head.elements
+                .push(format!("<script>{WIDGET_WASM}</script>"));
+        }
         let mut entry = None;
         for item in page.head {
             match item {
@@ -168,7 +189,7 @@ impl Head {
                     head.style(&css, attr("id", &id) + &attr("class", &class));
                 }
                 HeadItem::Script { src } => {
-                    let js = inline_text(&linked(assets, &src)?, "script")?;
+                    let js = inline_text(&linked(assets, flavour.script(&src))?, "script")?;
                     head.script_hashes.push(sha256_source(js.as_bytes()));
                     head.elements.push(format!("<script>{js}</script>"));
                 }
@@ -328,18 +349,21 @@ fn page_start(head: &Head, title: &str) -> String {
     text
 }
 
-/// Write the notebook widget's page to `out`: the head, the body and the wasm, no store (its
-/// bytes come from the kernel). The bytes written.
-pub fn write_widget(head: &Head, assets: &Path, out: &Path) -> Result<u64, ReportError> {
+/// Write the notebook widget's page to `out`: the head and the body, no store (its bytes come
+/// from the kernel) and no wasm (the kernel sends it as bytes: see [`widget_wasm`]). The bytes
+/// written.
+pub fn write_widget(head: &Head, out: &Path) -> Result<u64, ReportError> {
     let werr = |source| ReportError::Write {
         path: out.to_path_buf(),
         source,
     };
-    let wasm = read_wasm(assets)?;
     let mut text = page_start(head, "somatize");
-    text.push_str("\n<script type=\"application/wasm+base64\" id=\"somatize-wasm\">");
-    text.push_str(&base64(&wasm));
-    text.push_str("</script>\n</body>\n</html>\n");
+    text.push_str("\n</body>\n</html>\n");
     std::fs::write(out, text.as_bytes()).map_err(werr)?;
     Ok(text.len() as u64)
+}
+
+/// The wasm the widget's page runs (the package's), sent by the kernel beside the page.
+pub fn widget_wasm(assets: &Path) -> Result<Vec<u8>, ReportError> {
+    read_wasm(assets)
 }

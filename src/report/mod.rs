@@ -230,17 +230,28 @@ pub fn write_report(
     })
 }
 
-/// Write the notebook widget's page (`somatize.show`'s view: the page, plotly and the wasm,
-/// no store) to `out`, via a temporary file renamed into place. The bytes written.
+/// Write the notebook widget's page (`somatize.show`'s view: the page and plotly, no store) to
+/// `out`, and the wasm it runs beside it (`out` with the extension `wasm`: the kernel sends it
+/// as bytes), each via a temporary file renamed into place. The bytes of the page.
 pub fn write_widget_page(assets: &Path, out: &Path) -> Result<u64, ReportError> {
     check_assets(assets)?;
     let head = html::Head::build_as(assets, html::Flavour::Widget)?;
-    let tmp = Temp(sibling(out, "tmp"));
-    let bytes = html::write_widget(&head, assets, &tmp.0)?;
-    std::fs::rename(&tmp.0, out).map_err(|source| ReportError::Write {
-        path: out.to_path_buf(),
+    let wasm_out = out.with_extension("wasm");
+    let place = |tmp: &Temp, to: &Path| {
+        std::fs::rename(&tmp.0, to).map_err(|source| ReportError::Write {
+            path: to.to_path_buf(),
+            source,
+        })
+    };
+    let tmp = Temp(sibling(&wasm_out, "tmp"));
+    std::fs::write(&tmp.0, html::widget_wasm(assets)?).map_err(|source| ReportError::Write {
+        path: tmp.0.clone(),
         source,
     })?;
+    place(&tmp, &wasm_out)?;
+    let tmp = Temp(sibling(out, "tmp"));
+    let bytes = html::write_widget(&head, &tmp.0)?;
+    place(&tmp, out)?;
     Ok(bytes)
 }
 

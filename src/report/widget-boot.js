@@ -2,9 +2,11 @@
 // module in the parent window (python/somatize/_widget/widget.js) what to show.
 //
 // Messages with the parent (postMessage; only the parent's are heard):
-//   up:   {somatize: "ready"}, {somatize: "ask", id, asks: [{op: "list"|"stat"|"range", path, offset?, length?}]},
-//         {somatize: "shown", what}, {somatize: "failed", message}
-//   down: {somatize: "init", mode: "store"|"live", store, run, live, title, smooth},
+//   up:   {somatize: "wasm"} (asked by the entry, pkg/report.js), {somatize: "ready"},
+//         {somatize: "ask", id, asks: [{op: "list"|"stat"|"range", path, offset?, length?}]},
+//         {somatize: "shown", what}, {somatize: "drawn", marks, reads} (the verdict on screen),
+//         {somatize: "failed", message}
+//   down: {somatize: "wasm", bytes | error}, {somatize: "init", mode: "store"|"live", store, run, live, title, smooth},
 //         {somatize: "answers", id, answers, error?}, {somatize: "rows", packed: Float64Array, errors}
 import { openEmbedded } from "somatize/www/app.js";
 import { Live, kernelSource, setKernelChannel } from "somatize/pkg/report.js";
@@ -13,10 +15,13 @@ import { draw } from "somatize/www/figure.js";
 const up = (message) => parent.postMessage({ ...message }, "*");
 const waiting = new Map(); // id -> {resolve, reject}
 let nextAsk = 1;
+const reads = { roundTrips: 0, asks: 0 };
 
 /** Ask the kernel (through the parent) for what a store read needs. */
 function ask(asks) {
   const id = nextAsk++;
+  reads.roundTrips += 1;
+  reads.asks += asks.length;
   return new Promise((resolve, reject) => {
     waiting.set(id, { resolve, reject });
     up({ somatize: "ask", id, asks });
@@ -47,6 +52,20 @@ async function showStore(init) {
   }
   document.body.dataset.widget = "ready";
   up({ somatize: "shown", what: "store" });
+  verdictDrawn();
+}
+
+/** Tell the parent when the verdict is on screen, with this frame's marks (ms since its start)
+ * and the reads it took: the open time of docs/notebooks.md. */
+async function verdictDrawn() {
+  const t0 = performance.now();
+  while (!(Number(document.getElementById("verdict")?.dataset.judged ?? 0) >= 1)) {
+    if (performance.now() - t0 > 120000) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  performance.mark("somatize:verdict");
+  const marks = Object.fromEntries(performance.getEntriesByType("mark").map((m) => [m.name, Math.round(m.startTime)]));
+  up({ somatize: "drawn", marks, reads: { ...reads } });
 }
 
 /** Live: rows of numbers per forward arrive; the figure is redrawn at most twice a second. */
@@ -107,6 +126,7 @@ window.addEventListener("message", async ({ data, source }) => {
     if (onRows) onRows(data);
     else early.push(data);
   } else if (data.somatize === "init") {
+    performance.mark("somatize:init");
     try {
       if (data.mode === "live") {
         onRows = showLive(data);
@@ -118,4 +138,5 @@ window.addEventListener("message", async ({ data, source }) => {
     }
   }
 });
+performance.mark("somatize:ready");
 up({ somatize: "ready" });

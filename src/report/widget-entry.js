@@ -1,5 +1,5 @@
 // The package's browser entry inside the notebook widget (`somatize.show`): the wasm comes from
-// a block embedded in the page, the core runs on the main thread, and a store's bytes come from
+// the parent window as bytes (the kernel sends it beside the page), the core runs on the main thread, and a store's bytes come from
 // the kernel, asked for through the widget's module (the parent window), which relays them over
 // the anywidget channel. The widget links this module in place of pkg/browser.js.
 //
@@ -14,19 +14,26 @@ import { SomatizeError } from "./errors.js";
 export * from "./api.js";
 export { Store };
 
-/** The bytes of an embedded base64 block (a `<script type="application/…">` the browser never runs). */
-function embeddedBytes(id) {
-  const text = document.getElementById(id)?.textContent.trim();
-  if (text === undefined) throw new Error(`this page has no #${id} block`);
-  if (typeof Uint8Array.fromBase64 === "function") return Uint8Array.fromBase64(text);
-  const binary = atob(text);
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
-  return bytes;
+/** The wasm core's bytes, sent by the widget's module in the parent window (the kernel sends
+ * them beside the page, as a binary buffer: not inside the HTML as base64). */
+function wasmFromParent() {
+  return new Promise((resolve, reject) => {
+    const onMessage = ({ data, source }) => {
+      if (source !== parent || data?.somatize !== "wasm") return;
+      removeEventListener("message", onMessage);
+      if (data.error) reject(new Error(data.error));
+      else resolve(data.bytes);
+    };
+    addEventListener("message", onMessage);
+    parent.postMessage({ somatize: "wasm" }, "*");
+  });
 }
 
-const wasm = await init({ module_or_path: embeddedBytes("somatize-wasm") });
+performance.mark("somatize:wasm-asked");
+// Asked and compiled early by the page's first script (widget-wasm.js), else asked here.
+const wasm = await init({ module_or_path: await (globalThis.somatizeWasm ?? wasmFromParent()) });
 useErrorClass(SomatizeError); // errors with a code are SomatizeErrors, as from the package
+performance.mark("somatize:wasm-ready");
 
 /** Bytes asked of the kernel at a time are whole chunks of this size. */
 export const CHUNK = 256 << 10;
@@ -61,7 +68,14 @@ export function kernelSource() {
     pending.set(key, ask);
     throw new Pending(`${ask.path}: not here yet`);
   };
-  const size = (path) => (sizes.has(path) ? sizes.get(path) : need(`stat\n${path}`, { op: "stat", path }));
+  const size = (path) => {
+    if (sizes.has(path)) return sizes.get(path);
+    // A file its folder's listing (here already) does not name is not there: no round trip.
+    const cut = path.lastIndexOf("/");
+    const names = lists.get(cut < 0 ? "" : path.slice(0, cut));
+    if (Array.isArray(names) && !names.includes(path.slice(cut + 1))) return null;
+    return need(`stat\n${path}`, { op: "stat", path });
+  };
   const keep = (path, index, bytes) => {
     const key = `${path}\n${index}`;
     const old = chunks.get(key);

@@ -19,11 +19,15 @@ export function writeHost() {
 <script type="module">
 import widget from "/python/somatize/_widget/widget.js";
 const handlers = new Set();
+const events = new Map(); // other events: name -> Set of handlers
 const model = {
   state: {},
   get(k) { return this.state[k]; },
-  on(ev, f) { if (ev === "msg:custom") handlers.add(f); },
-  off(ev, f) { handlers.delete(f); },
+  on(ev, f) {
+    if (ev === "msg:custom") handlers.add(f);
+    else events.set(ev, (events.get(ev) ?? new Set()).add(f));
+  },
+  off(ev, f) { (ev === "msg:custom" ? handlers : events.get(ev))?.delete(f); },
   send(content, callbacks, buffers) { window.toKernel(JSON.stringify(content)); },
 };
 window.fromKernel = (content, b64s) => {
@@ -34,6 +38,11 @@ window.fromKernel = (content, b64s) => {
     return new DataView(u.buffer);
   });
   for (const h of [...handlers]) h(content, buffers);
+};
+// What Jupyter's widget manager does when the kernel restarts (ipywidgets' disconnect(): every
+// model's comm_live set false, which triggers "comm_live_update").
+window.restartKernel = () => {
+  for (const f of [...(events.get("comm_live_update") ?? [])]) f();
 };
 window.start = (state) => {
   model.state = state;
@@ -57,6 +66,7 @@ export async function rendered(browser, server, args) {
   const messages = { toKernel: 0, fromKernel: 0, bytes: 0 };
   await page.exposeFunction("toKernel", (text) => {
     messages.toKernel += 1;
+    if (process.env.SOMATIZE_LOG_ASKS) console.error(text.slice(0, 600));
     kernel.stdin.write(`${JSON.stringify({ content: JSON.parse(text) })}\n`);
   });
   let state;

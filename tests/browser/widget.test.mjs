@@ -138,3 +138,22 @@ test("a kernel gone under the view (restarted): a read it never answers is said 
     await w.close();
   }
 });
+
+test("a kernel restarted under the view: the view says at once that the kernel went away, and reads fail with it", async () => {
+  const w = await rendered(browser, server, ["show", store, "healthy", "--timeout=120"]);
+  try {
+    await judged(w.frame);
+    const t0 = Date.now();
+    w.kernel.kill("SIGKILL");
+    await new Promise((ok) => (w.kernel.exitCode !== null || w.kernel.signalCode !== null ? ok() : w.kernel.on("exit", ok)));
+    await w.page.evaluate(() => window.restartKernel());
+    const status = w.page.locator(".somatize-widget-status");
+    await w.page.waitForFunction(() => document.getElementById("cell").dataset.somatize === "gone", null, { timeout: 5000 });
+    assert.match(await status.textContent(), /the kernel went away \(restarted or shut down\).*run the cell again/);
+    await w.frame.selectOption("#run", "vanishing"); // its blobs were never read: asked of no kernel
+    await w.frame.waitForFunction(() => document.body.textContent.includes("the kernel went away"), null, { timeout: 10000 });
+    assert.ok(Date.now() - t0 < 20000, "said at once, not after the 120 s timeout");
+  } finally {
+    await w.close();
+  }
+});

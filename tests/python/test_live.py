@@ -155,5 +155,12 @@ def test_show_answers_reads_inside_the_store_only(tmp_path):
     assert all(sum(len(b) for b in bs) <= widget.MESSAGE_BYTES for _, bs in sent)
     assert [c["done"] for c, _ in sent] == [False, False, True]  # 16 chunks a message
     assert b"".join(bytes(b) for _, bs in sent for b in bs) == big.read_bytes()
+    # A range asked is answered with READ_AHEAD bytes of the file from its offset (the view reads on).
+    sent.clear()
+    view._on_msg(view, {"type": "somatize.read", "id": 11, "asks": [
+        {"op": "range", "path": "runs/big.bin", "offset": 256 << 10, "length": 256 << 10}]}, [])
+    answers = [a for c, _ in sent for a in c["answers"]]
+    assert [a["offset"] for a in answers] == [(256 << 10) * (i + 1) for i in range(widget.READ_AHEAD // (256 << 10))]
+    assert b"".join(bytes(b) for _, bs in sent for b in bs) == big.read_bytes()[256 << 10:(256 << 10) + widget.READ_AHEAD]
     with pytest.raises(ValueError, match="not a somatize store"):
         somatize.show(tmp_path)

@@ -1,16 +1,21 @@
 // The anywidget module of somatize.show and somatize.Live (docs/notebooks.md).
 //
-// It asks the kernel for the page (the store view: the page's modules, plotly and the wasm core,
-// inlined into one gzipped HTML document shipped in the Python package; no CDN, no network),
-// shows it in a sandboxed iframe (an opaque origin, apart from the notebook), and relays between
-// the two: the page's reads of the store go to the kernel as custom messages, and the bytes come
-// back as binary buffers, chunked (the kernel sends at most a few MiB per message).
+// It asks the kernel for the page (the store view: the page's modules and plotly inlined into one
+// gzipped HTML document) and the wasm core (gzipped bytes beside it), both shipped in the Python
+// package (no CDN, no network); shows the page in a sandboxed iframe (an opaque origin, apart from
+// the notebook), hands it the wasm, and relays between the two: the page's reads of the store go
+// to the kernel as custom messages, and the bytes come back as binary buffers, chunked (the
+// kernel sends at most a few MiB per message).
 //
 // Kernel messages (content, buffers):
 //   to the kernel:   {type: "somatize.page"}, {type: "somatize.read", id, asks}, {type: "somatize.hello"}
-//   from the kernel: {type: "somatize.page", part, parts} + [gzip bytes],
+//   from the kernel: {type: "somatize.page", what: "page"|"wasm", part, parts} + [gzip bytes],
 //                    {type: "somatize.answers", id, answers, done, error?} + [bytes…] (answers name a buffer by index),
 //                    {type: "somatize.rows", errors} + [Float64Array of forward, value, took_us, flags]
+//
+// A kernel restarted (or shut down) under the view: Jupyter's widget manager marks the model's
+// channel dead (the model's "comm_live_update" event); the view says so at once, and reads asked
+// after it fail with that, rather than waiting for the model's `timeout`.
 
 /** A buffer of a custom message as bytes (ipywidgets gives DataViews, others ArrayBuffers). */
 function bytesOf(b) {
@@ -19,40 +24,54 @@ function bytesOf(b) {
   throw new Error("the kernel sent a buffer that is not bytes");
 }
 
-/** How long a read may wait for the kernel by default (a kernel restarted or gone never
- * answers); the model's `timeout` (seconds) sets it. */
+/** How long a read may wait for the kernel by default (a kernel gone never answers); the
+ * model's `timeout` (seconds) sets it. */
 const ASK_TIMEOUT_MS = 120000;
 const askTimeout = (model) => (Number(model.get("timeout")) > 0 ? Number(model.get("timeout")) * 1000 : ASK_TIMEOUT_MS);
+/** What the view says when the kernel went away (the model's channel is dead). */
+const GONE = "the kernel went away (restarted or shut down): this view can no longer read the store; run the cell again";
 
-let pageText = null; // Promise of the page's HTML, asked once per notebook window
+let assets = null; // {page: Promise<string>, wasm: Promise<Uint8Array>}, asked once per notebook window
 
-/** The page's HTML: gzipped parts from the kernel, joined and decompressed here. */
-function page(model, listen) {
-  pageText ??= new Promise((resolve, reject) => {
-    const parts = [];
-    const timer = setTimeout(() => reject(new Error("the kernel did not send the somatize page")), askTimeout(model));
-    const off = listen((msg, buffers) => {
-      if (msg?.type !== "somatize.page") return;
-      if (msg.error) {
-        clearTimeout(timer);
-        off();
-        reject(new Error(msg.error));
-        return;
-      }
-      parts[msg.part] = bytesOf(buffers[0]).slice();
-      if (parts.filter(Boolean).length === msg.parts) {
-        clearTimeout(timer);
-        off();
-        const stream = new Blob(parts).stream().pipeThrough(new DecompressionStream("gzip"));
-        new Response(stream).text().then(resolve, reject);
-      }
-    });
-    model.send({ type: "somatize.page" });
-  }).catch((e) => {
-    pageText = null; // asked again by the next view
-    throw e;
+/** The page's HTML and the wasm's bytes: gzipped parts from the kernel, joined and decompressed
+ * here; each Promise settles as soon as its parts are here (the iframe starts on the page while
+ * the wasm comes). */
+function pageAndWasm(model, listen) {
+  if (assets) return assets;
+  const parts = { page: [], wasm: [] };
+  const waiting = {};
+  const mine = {};
+  for (const what of ["page", "wasm"]) {
+    mine[what] = new Promise((resolve, reject) => (waiting[what] = { resolve, reject }));
+    mine[what].catch(() => {}); // said by whoever awaits it
+  }
+  const timer = setTimeout(() => fail(new Error("the kernel did not send the somatize page")), askTimeout(model));
+  const off = listen((msg, buffers) => {
+    if (msg?.type !== "somatize.page") return;
+    if (msg.error) return fail(new Error(msg.error));
+    const what = msg.what === "wasm" ? "wasm" : "page";
+    const got = parts[what];
+    got[msg.part] = bytesOf(buffers[0]).slice();
+    if (got.filter(Boolean).length !== msg.parts || !waiting[what]) return;
+    const body = new Response(new Blob(got).stream().pipeThrough(new DecompressionStream("gzip")));
+    const value = what === "page" ? body.text() : body.arrayBuffer().then((b) => new Uint8Array(b));
+    value.catch((e) => fail(e));
+    waiting[what].resolve(value);
+    delete waiting[what];
+    if (!waiting.page && !waiting.wasm) {
+      clearTimeout(timer);
+      off();
+    }
   });
-  return pageText;
+  function fail(e) {
+    clearTimeout(timer);
+    off();
+    for (const w of Object.values(waiting)) w.reject(e);
+    if (assets === mine) assets = null; // asked again by the next view
+  }
+  assets = mine;
+  model.send({ type: "somatize.page" });
+  return mine;
 }
 
 async function render({ model, el }) {
@@ -92,6 +111,10 @@ async function render({ model, el }) {
     if (msg.error || msg.done) {
       asks.delete(msg.id);
       clearTimeout(a.timer);
+      const k = (times.kernel ??= { trips: 0, ms: 0, bytes: 0 });
+      k.trips += 1;
+      k.ms += Math.round(performance.now() - a.sent);
+      k.bytes += a.answers.reduce((n, x) => n + (x.bytes?.length ?? 0), 0);
       frame.contentWindow?.postMessage({ somatize: "answers", id: a.frameId, answers: a.answers, error: msg.error }, "*");
     }
   });
@@ -105,10 +128,41 @@ async function render({ model, el }) {
     else rowsFromKernel.push(rows);
   });
 
+  // The times of this view (ms since render), for docs/notebooks.md's open time: el.dataset.somatizeTimes.
+  const t0 = performance.now();
+  const times = { at: Math.round(t0) }; // render's own time on the notebook window's clock
+  const mark = (name) => (times[name] ??= Math.round(performance.now() - t0));
+  const said = () => (el.dataset.somatizeTimes = JSON.stringify(times));
+
+  // The kernel went away: said at once, and no read waits for it any more.
+  let gone = false;
+  const onGone = () => {
+    if (gone) return;
+    gone = true;
+    status.textContent = `somatize: ${GONE}`;
+    el.dataset.somatize = "gone";
+    for (const [id, a] of asks) {
+      clearTimeout(a.timer);
+      asks.delete(id);
+      frame.contentWindow?.postMessage({ somatize: "answers", id: a.frameId, error: GONE }, "*");
+    }
+  };
+  model.on("comm_live_update", onGone);
+
   let ready = false;
   const onFrame = ({ data, source }) => {
     if (source !== frame.contentWindow || !data || typeof data.somatize !== "string") return;
-    if (data.somatize === "ready") {
+    if (data.somatize === "wasm") {
+      pageAndWasm(model, listen).wasm.then(
+        (bytes) => {
+          mark("wasm");
+          const copy = bytes.slice();
+          frame.contentWindow?.postMessage({ somatize: "wasm", bytes: copy }, "*", [copy.buffer]);
+        },
+        (e) => frame.contentWindow?.postMessage({ somatize: "wasm", error: e.message }, "*"),
+      );
+    } else if (data.somatize === "ready") {
+      mark("ready");
       ready = true;
       frame.contentWindow.postMessage({
         somatize: "init", mode: model.get("mode"), store: model.get("store"), run: model.get("run") || null,
@@ -118,16 +172,27 @@ async function render({ model, el }) {
       // Everything so far (rows already had are skipped by their `start`).
       if (model.get("mode") === "live") model.send({ type: "somatize.hello" });
     } else if (data.somatize === "ask") {
+      if (gone) {
+        frame.contentWindow?.postMessage({ somatize: "answers", id: data.id, error: GONE }, "*");
+        return;
+      }
       const id = nextId++;
       const timer = setTimeout(() => {
         asks.delete(id);
         frame.contentWindow?.postMessage({ somatize: "answers", id: data.id, error: "the kernel did not answer (was it restarted? run the cell again)" }, "*");
       }, askTimeout(model));
-      asks.set(id, { frameId: data.id, answers: [], timer });
+      asks.set(id, { frameId: data.id, answers: [], timer, sent: performance.now() });
       model.send({ type: "somatize.read", id, asks: data.asks });
     } else if (data.somatize === "shown") {
-      status.textContent = "";
+      mark("shown");
+      said();
+      if (!gone) status.textContent = "";
       el.dataset.somatize = "shown";
+    } else if (data.somatize === "drawn") {
+      mark("verdict");
+      times.frame = data.marks;
+      times.reads = data.reads;
+      said();
     } else if (data.somatize === "failed") {
       status.textContent = `somatize: ${data.message}`;
       el.dataset.somatize = "failed";
@@ -136,7 +201,8 @@ async function render({ model, el }) {
   window.addEventListener("message", onFrame);
 
   try {
-    frame.srcdoc = await page(model, listen);
+    frame.srcdoc = await pageAndWasm(model, listen).page;
+    mark("page");
     el.append(frame);
     status.textContent = "somatize: starting the view…";
   } catch (e) {
@@ -146,6 +212,7 @@ async function render({ model, el }) {
   return () => {
     window.removeEventListener("message", onFrame);
     model.off("msg:custom", onCustom);
+    model.off("comm_live_update", onGone);
     for (const a of asks.values()) clearTimeout(a.timer);
     frame.remove();
   };
