@@ -132,7 +132,7 @@ fn health_figure_js(
     kind: HealthFigure,
     of: Option<&str>,
 ) -> Result<JsValue, JsError> {
-    let figure = h.figure(d, kind, of.unwrap_or("grad_norm"));
+    let figure = crate::figures::health::figure(h, d, kind, of.unwrap_or("grad_norm"));
     to_js(&FigureJs {
         data: &figure.data,
         layout: &figure.layout,

@@ -20,7 +20,8 @@ pub use store::StoreHandle;
 pub use tensor::*;
 pub use verdict::*;
 
-use crate::{stats, ObservableSpec, SpecError};
+use crate::math::stats;
+use crate::{ObservableSpec, SpecError};
 use serde::{de::DeserializeOwned, Serialize};
 use wasm_bindgen::prelude::*;
 
