@@ -507,13 +507,27 @@ impl ZipIndex {
             return Err(bad(None, "shorter than an end-of-directory record"));
         }
         let mut r = RangeReader::new(read_at, len, DIRECTORY_BLOCK);
+        let read = Self::from_reader(path, len, &mut r);
+        match r.failed.take() {
+            Some(e) => Err(e),
+            None => read,
+        }
+    }
+
+    /// Read the central directory of an archive of `len` bytes from `r`.
+    fn from_reader<R: Read + Seek>(path: &str, len: u64, r: R) -> Result<Self> {
+        let bad = |entry: Option<&str>, reason: &str| StoreError::BadZip {
+            path: path.to_string(),
+            entry: entry.map(str::to_string),
+            reason: reason.to_string(),
+        };
         // Nothing is ever written before a store's archives: no offset to detect.
         let config = zip::read::Config {
             archive_offset: zip::read::ArchiveOffset::Known(0),
         };
-        let (directory, cd_start) = match zip::ZipArchive::with_config(config, &mut r) {
+        let (directory, cd_start) = match zip::ZipArchive::with_config(config, r) {
             Ok(a) => (a.metadata(), a.central_directory_start()),
-            Err(e) => return Err(r.failed.take().unwrap_or_else(|| bad(None, &e.to_string()))),
+            Err(e) => return Err(bad(None, &e.to_string())),
         };
         if directory.has_duplicate_names() {
             return Err(bad(None, "two entries share a name"));
@@ -567,6 +581,21 @@ impl ZipIndex {
         entry: &ZipEntry,
         read_at: &mut dyn FnMut(u64, u64) -> Result<Vec<u8>>,
     ) -> Result<(u64, u64)> {
+        let mut r = RangeReader::new(read_at, self.len, 0);
+        let span = self.span_in(path, entry, &mut r);
+        match r.failed.take() {
+            Some(e) => Err(e),
+            None => span,
+        }
+    }
+
+    /// [`Self::data_span`] with the local header read from `r`.
+    fn span_in<R: Read + Seek>(
+        &self,
+        path: &str,
+        entry: &ZipEntry,
+        mut r: R,
+    ) -> Result<(u64, u64)> {
         let bad = |reason: &str| StoreError::BadZip {
             path: path.to_string(),
             entry: Some(entry.name.clone()),
@@ -576,15 +605,11 @@ impl ZipIndex {
             .directory
             .entry(entry.index)
             .map_err(|e| bad(&e.to_string()))?;
-        let mut r = RangeReader::new(read_at, self.len, 0);
-        let found = e
+        let start = e
             .with_reader(&mut r, zip::read::ZipReadOptions::new())
-            .map(|file| file.data_start());
-        let start = match found {
-            Ok(start) => start,
-            Err(e) => return Err(r.failed.take().unwrap_or_else(|| bad(&e.to_string()))),
-        };
-        let start = start.ok_or_else(|| bad("no local header"))?;
+            .map(|file| file.data_start())
+            .map_err(|e| bad(&e.to_string()))?
+            .ok_or_else(|| bad("no local header"))?;
         start
             .checked_add(entry.size)
             .filter(|&end| end <= self.len)
@@ -605,8 +630,7 @@ pub fn read_entry<'b>(
         entry: Some(name.to_string()),
         reason: "no such entry".into(),
     })?;
-    let (start, len) =
-        index.data_span(path, entry, &mut |at, n| Ok(slice(bytes, at, n).to_vec()))?;
+    let (start, len) = index.span_in(path, entry, std::io::Cursor::new(bytes))?;
     let data = slice(bytes, start, len);
     if data.len() as u64 != len {
         return Err(StoreError::BadZip {
@@ -634,9 +658,15 @@ fn slice(bytes: &[u8], at: u64, n: u64) -> &[u8] {
 
 /// The index of an archive held in memory.
 pub fn index_of(path: &str, bytes: &[u8]) -> Result<ZipIndex> {
-    ZipIndex::read(path, bytes.len() as u64, &mut |at, n| {
-        Ok(slice(bytes, at, n).to_vec())
-    })
+    let len = bytes.len() as u64;
+    if len < EOCD_LEN {
+        return Err(StoreError::BadZip {
+            path: path.to_string(),
+            entry: None,
+            reason: "shorter than an end-of-directory record".into(),
+        });
+    }
+    ZipIndex::from_reader(path, len, std::io::Cursor::new(bytes))
 }
 
 #[cfg(test)]
