@@ -1,6 +1,6 @@
 //! Health over an open store from JS: the seed's somatize.health and its figures.
 
-use super::readback::{FigureJs, FigureOpts};
+use super::call::{FigureJs, FigureOpts};
 use super::*;
 use crate::health::store::{Diagnosis, HealthFigure, RunHealth};
 use crate::health::HealthCache;

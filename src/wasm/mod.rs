@@ -2,6 +2,7 @@
 //!
 //! One file per concept; this one holds the conversions they share.
 
+mod call;
 mod health;
 mod helpers;
 mod js_fs;

@@ -409,7 +409,7 @@ fn observe_source(
     step: Option<f64>,
     options: JsValue,
 ) -> Result<JsValue, JsError> {
-    let opts: ObserveOpts = super::store::call_opts("observe", options)?;
+    let opts: ObserveOpts = super::call::call_opts("observe", options)?;
     let specs = specs_from_js(specs)?;
     let pack = specs
         .into_iter()
