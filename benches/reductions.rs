@@ -2,8 +2,8 @@
 //! plain memory copy as the machine's limit; with the engine's default threads and on one
 //! thread (as wasm runs). Prints one JSON line for scripts/bench-reductions.sh.
 
-use somatize::ops;
-use somatize::registry;
+use somatize::observe::ops;
+use somatize::observe::registry;
 use somatize::tensor::TypedTensor;
 use somatize::ObservableSpec;
 use std::hint::black_box;

@@ -1,6 +1,6 @@
 // Helpers for long tensors in Node: worker threads, each with its own instance of the wasm,
 // taking blocks of a long float32 tensor from the back while observeTensors takes them from the
-// front (the core's side is src/ops/blocks.rs; each block's accumulator comes back as plain
+// front (the core's side is src/observe/ops/blocks.rs; each block's accumulator comes back as plain
 // numbers and they are merged in block order, so the answer has the same bits as one thread).
 //
 // The calling thread never waits on the event loop: the workers and it share counters in a
@@ -75,7 +75,7 @@ export class HelperPool {
     }
   }
 
-  /** Offer the blocks of `values` (see BlockHelpers::start in src/ops/blocks.rs). */
+  /** Offer the blocks of `values` (see BlockHelpers::start in src/observe/ops/blocks.rs). */
   start(values, light, blockLen, blocks) {
     if (this.job) {
       // A job the core never finished (it threw between start and finish): give it up.

@@ -122,6 +122,8 @@ step "format and lints"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 cargo clippy --target wasm32-unknown-unknown --lib -- -D warnings
+# No dependency cycle between modules (top level, then siblings one and two levels down).
+python3 scripts/modgraph.py 1 && python3 scripts/modgraph.py 2 && python3 scripts/modgraph.py 3
 
 layer native cargo test --workspace
 

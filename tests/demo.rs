@@ -2,7 +2,7 @@
 //! for every condition the health statistic it is meant to break, computed from its records.
 
 use somatize::demo::{self, net::Net, Init, LayerSpec, StepRecord};
-use somatize::stats::stats_of;
+use somatize::math::stats::stats_of;
 use somatize::{TensorData, TypedTensor};
 
 const STEPS: u64 = demo::DEFAULT_STEPS;

@@ -6,7 +6,7 @@
 //! `‖Yᵀ X‖²_F / (‖Xᵀ X‖_F ‖Yᵀ Y‖_F)` after centring columns, on the matrices written here
 //! (Xc and Yc were drawn once with `np.random.default_rng(7)` and rounded).
 
-use somatize::linalg::{
+use somatize::math::linalg::{
     effective_rank, linear_cka, singular_values, srank_delta, stable_rank, LinalgError,
 };
 

@@ -4,9 +4,9 @@
 //! lists only parameters; the store-backed sink reads back exactly; `somatize observe` writes it.
 
 use serde_json::Value as Json;
+use somatize::math::stats::Stats;
+use somatize::observe::source::split_key;
 use somatize::record::StoreSink;
-use somatize::source::split_key;
-use somatize::stats::Stats;
 use somatize::{
     CheckpointSource, FileSource, Observable, ObservableSpec, Pack, Runtime, TensorSource, Value,
     ValueSink,
@@ -128,7 +128,7 @@ fn the_runtime_applies_a_temporal_function_over_the_stored_history() {
     let dir = temp_dir("temporal");
     let mut sink = StoreSink::new(&dir, "r", "w").unwrap();
     let mut spec = ObservableSpec::new("loss", "loss", "mean");
-    spec.temporal = Some(somatize::spec::Temporal::Delta);
+    spec.temporal = Some(somatize::observe::spec::Temporal::Delta);
     let id = spec.id().unwrap();
     let mut pack = Pack::new();
     pack.push(Observable::builtin(spec).unwrap());
@@ -185,7 +185,8 @@ fn observe_writes_one_step_per_file_and_its_specs() {
         .unwrap();
     // The value in the store is the one printed, and the one the file gives directly.
     let direct = FileSource::open(&files[2]).unwrap();
-    let want = somatize::stats::stats_of(&direct.read("param.8.weight").unwrap().data.to_f64());
+    let want =
+        somatize::math::stats::stats_of(&direct.read("param.8.weight").unwrap().data.to_f64());
     let sink = StoreSink::new(&dir, "cnn", "reader").unwrap();
     let stored = sink
         .query(id, 2)

@@ -379,7 +379,11 @@ fn live_fed_a_run_draws_what_progress_draws() {
             for item in s.scan(run).unwrap() {
                 live.entry(&item.unwrap().entry);
             }
-            assert_eq!(live.figure(), want, "{run}: Live fed index lines");
+            assert_eq!(
+                progress::live(&mut live),
+                want,
+                "{run}: Live fed index lines"
+            );
         }
         // Facts as they arrive (a run with no sender-given times and no killed forward).
         if run == "plain" {
@@ -390,7 +394,7 @@ fn live_fed_a_run_draws_what_progress_draws() {
                 }
             }
             assert_eq!(
-                live.figure(),
+                progress::live(&mut live),
                 want,
                 "{run}: Live fed facts (last one still open)"
             );
@@ -441,7 +445,7 @@ fn live_keeps_a_compact_row_per_forward_and_draws_at_most_cap_points() {
     let want = (0..10).map(|k| (last.forward - k) as f64).sum::<f64>() / 10.0;
     assert_eq!(last.smoothed, Some(want));
     assert!(t.broken().all(|r| r.error.as_ref().unwrap().len() < 300));
-    let fig = live.figure().to_value();
+    let fig = progress::live(&mut live).to_value();
     assert!(fig["layout"]["title"]["text"]
         .as_str()
         .unwrap()

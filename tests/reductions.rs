@@ -4,8 +4,8 @@
 //! `A.std()`, `np.quantile(a, q)`, `np.histogram(a, bins=5)`, `np.linalg.norm(A, axis=1)`,
 //! `(X > 0).mean(axis=(0, 2, 3))`, `np.linalg.svd(A, compute_uv=False)`.
 
-use somatize::ops;
-use somatize::registry;
+use somatize::observe::ops;
+use somatize::observe::registry;
 use somatize::tensor::{Provenance, TensorData, TypedTensor};
 use somatize::{ObservableSpec, Value};
 
@@ -340,7 +340,7 @@ fn stored_f32_fed_directly_equals_one_sequential_pass() {
     v[17] = f32::NAN;
     v[n - 100] = f32::INFINITY;
     let t = TypedTensor::from_f32("w", v.clone(), vec![n]).unwrap();
-    let want = somatize::stats::stats_of(&t.data.to_f64());
+    let want = somatize::math::stats::stats_of(&t.data.to_f64());
     let names = [
         "l2",
         "mean",

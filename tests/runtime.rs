@@ -1,9 +1,9 @@
 //! The runtime: packs, duplicate ids, frequency, budget, one read per key, multi-key
 //! selectors, errors naming id/key/shape, sinks and the temporal option; and generate.
 
-use somatize::runtime::{RuntimeError, SkipReason};
-use somatize::source::SourceError;
-use somatize::spec::{BudgetHint, Temporal};
+use somatize::observe::runtime::{RuntimeError, SkipReason};
+use somatize::observe::source::SourceError;
+use somatize::observe::spec::{BudgetHint, Temporal};
 use somatize::tensor::TypedTensor;
 use somatize::{
     generate, generate_specs, Budget, GenerateOptions, HookSource, MemorySink, Observable,
@@ -261,7 +261,7 @@ fn generate_covers_params_grads_acts_and_loss() {
         "parameters only by default, as the seed's 0.1.0"
     );
     let every = GenerateOptions {
-        kinds: somatize::generate::ALL_KINDS
+        kinds: somatize::observe::generate::ALL_KINDS
             .iter()
             .map(|k| k.to_string())
             .collect(),
@@ -291,7 +291,7 @@ fn generate_covers_params_grads_acts_and_loss() {
 fn generated_pack_observes_a_source() {
     let source = model();
     let every = GenerateOptions {
-        kinds: somatize::generate::ALL_KINDS
+        kinds: somatize::observe::generate::ALL_KINDS
             .iter()
             .map(|k| k.to_string())
             .collect(),

@@ -5,7 +5,7 @@
 //! browser tests read the same file, so every build computes the same ids.
 
 use serde::Deserialize;
-use somatize::spec::{BudgetHint, Temporal};
+use somatize::observe::spec::{BudgetHint, Temporal};
 use somatize::ObservableSpec;
 
 #[derive(Deserialize)]

@@ -5,8 +5,8 @@
 //! (pandas `ewm(alpha=0.3, adjust=False).mean()`); slope = `np.polyfit(arange(4), window, 1)[0]`
 //! over each window of 4; rolling_std = `np.std(window, ddof=1)` (pandas `rolling(4).std()`).
 
-use somatize::spec::Temporal;
-use somatize::temporal::{delta, ema, rolling_std, slope};
+use somatize::observe::spec::Temporal;
+use somatize::observe::temporal::{delta, ema, rolling_std, slope};
 
 const H: [f64; 12] = [2.5, 2.1, 2.3, 1.7, 1.9, 1.2, 1.25, 0.9, 1.1, 0.6, 0.75, 0.4];
 

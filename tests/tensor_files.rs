@@ -2,7 +2,7 @@
 //! torch 2.15 and safetensors 0.8; `expected.json` holds numpy's float64 statistics).
 
 use serde_json::Value;
-use somatize::stats::Stats;
+use somatize::math::stats::Stats;
 use somatize::tensor::{Problem, TensorData, TensorFile};
 use std::collections::BTreeSet;
 

@@ -43,6 +43,6 @@ fn stats_cross_the_boundary_unchanged() {
     let got: somatize::Stats = serde_wasm_bindgen::from_value(got).unwrap();
     assert_eq!(
         got,
-        somatize::stats::stats_of(&[1.0f32, f32::NAN, 2.0, 0.0])
+        somatize::math::stats::stats_of(&[1.0f32, f32::NAN, 2.0, 0.0])
     );
 }

@@ -112,14 +112,14 @@ fn ranks_are_taken_in_wasm_too() {
             }
         }
     }
-    let sv = somatize::linalg::singular_values(&m, rows, cols).unwrap();
+    let sv = somatize::math::linalg::singular_values(&m, rows, cols).unwrap();
     let scale = ((rows * cols) as f64).sqrt();
     for (got, want) in sv.iter().zip([3.0, 2.0, 1.0]) {
         assert!((got / scale - want).abs() < 1e-9, "{sv:?}");
     }
     let p = [0.5f64, 1.0 / 3.0, 1.0 / 6.0];
     let want = (-p.iter().map(|x| x * x.ln()).sum::<f64>()).exp();
-    let got = somatize::linalg::effective_rank(&m, rows, cols)
+    let got = somatize::math::linalg::effective_rank(&m, rows, cols)
         .unwrap()
         .unwrap();
     assert!((got - want).abs() < 1e-6, "erank {got} vs {want}");

@@ -1,9 +1,9 @@
 //! wasm-bindgen tests: the 128-bit SIMD kernels (statistics, sum of squares, CRC-32) give the portable answers.
 #![cfg(target_arch = "wasm32")]
 
-use somatize::ops;
-use somatize::registry;
-use somatize::stats::stats_of;
+use somatize::math::stats::stats_of;
+use somatize::observe::ops;
+use somatize::observe::registry;
 use somatize::tensor::TypedTensor;
 use somatize::ObservableSpec;
 use wasm_bindgen_test::*;

@@ -39,8 +39,8 @@ fn read_all(name: &str, bytes: &[u8]) {
     let _ = file.summarize();
 }
 
-/// The NPY header (both parsers: `tensor::npy`, any numpy file, and `store::npy`, the
-/// store's blobs), then the whole file as `somatize stats` reads a `.npy`.
+/// The NPY header (`tensor::npy`, the one parser; `store::npy`, the store's check of its
+/// blobs on top of it), then the whole file as `somatize stats` reads a `.npy`.
 pub fn npy_header(data: &[u8]) {
     if let Ok(h) = tensor::npy::parse_header(data) {
         let _ = (h.count(), h.data_len());
@@ -141,7 +141,7 @@ pub fn frame(data: &[u8]) {
     }
 }
 
-/// A snapshot zip read as a store (`store::ZipFs`, the zip reader of store/zipfile.rs), then
+/// A snapshot zip read as a store (`store::ZipFs`: the `zip` crate over range reads), then
 /// what the CLI reads from it: runs, index lines, blobs (stored zips of NPY), readings.
 pub fn snapshot(data: &[u8]) {
     let Ok(fs) = ZipFs::new(data.to_vec(), "fuzz.zip") else {

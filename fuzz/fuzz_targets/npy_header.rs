@@ -1,5 +1,5 @@
-//! The NPY header (both parsers: `tensor::npy`, any numpy file, and `store::npy`, the
-//! store's blobs), then the whole file as `somatize stats` reads a `.npy`.
+//! The NPY header (`tensor::npy`, the one parser; `store::npy`, the store's check of its
+//! blobs on top of it), then the whole file as `somatize stats` reads a `.npy`.
 #![no_main]
 
 mod bodies;

@@ -1,4 +1,4 @@
-//! A snapshot zip read as a store (`store::ZipFs`, the zip reader of store/zipfile.rs), then
+//! A snapshot zip read as a store (`store::ZipFs`: the `zip` crate over range reads), then
 //! what the CLI reads from it: runs, index lines, blobs (stored zips of NPY), readings.
 #![no_main]
 

@@ -244,5 +244,5 @@ pub fn health_figure(
     let t = thresholds(thresholds_file)?;
     let h = health(over)?;
     let d = h.diagnose(&t);
-    Ok(h.figure(&d, kind, of))
+    Ok(crate::figures::health::figure(&h, &d, kind, of))
 }

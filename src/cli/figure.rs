@@ -226,7 +226,7 @@ fn progress_of_rows(args: &Args, path: &std::path::Path) -> Result<ExitCode, Str
             error: r.error,
         });
     }
-    write(args, &live.figure())
+    write(args, &progress::live(&mut live))
 }
 
 pub fn run(args: Args) -> Result<ExitCode, String> {

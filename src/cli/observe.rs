@@ -1,9 +1,9 @@
 //! `somatize observe FILE... --store DIR --run NAME`: observables over tensor files, one step per file, into a store.
 
-use crate::generate::{generate_with, GenerateOptions};
+use crate::observe::generate::{generate_with, GenerateOptions};
+use crate::observe::runtime::Runtime;
+use crate::observe::spec::ObservableSpec;
 use crate::record::StoreSink;
-use crate::runtime::Runtime;
-use crate::spec::ObservableSpec;
 use crate::FileSource;
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -161,7 +161,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         if !(max >= 0.0 && max.is_finite()) {
             return Err(format!("--budget-ms {max} is not a finite number >= 0"));
         }
-        runtime = runtime.with_budget(crate::runtime::Budget {
+        runtime = runtime.with_budget(crate::observe::runtime::Budget {
             max_compute_ms: max,
         });
     }

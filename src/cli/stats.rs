@@ -1,6 +1,6 @@
 //! `somatize stats FILE [--json]`: every tensor's key, shape, dtype and statistics, as a table or JSON.
 
-use crate::stats::Stats;
+use crate::math::stats::Stats;
 use crate::tensor::{Summaries, TensorFile};
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -7,6 +7,7 @@
 
 pub mod compare;
 pub mod flags;
+pub mod health;
 pub mod overlaid;
 pub mod profile;
 

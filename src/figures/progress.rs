@@ -3,7 +3,7 @@
 
 use super::{colour, num, Figure};
 use crate::readback::curve::{curve_costs, value_in_facts, Cost};
-use crate::readback::live::{LiveOptions, ProgressRow, Tally};
+use crate::readback::live::{Live, LiveOptions, ProgressRow, Tally};
 use crate::readback::{Answer, ReadbackError, Result, Skip};
 use crate::store::fact::Field;
 use crate::store::{Store, StoreFs};
@@ -66,7 +66,7 @@ pub fn progress<F: StoreFs>(
         }
     }
     Ok(Answer {
-        rows: tally.figure(),
+        rows: draw(&tally),
         skipped,
     })
 }
@@ -82,6 +82,11 @@ pub fn field_title(of: &str) -> String {
         Some(kind) => kind.to_string(),
         None => of.to_string(),
     }
+}
+
+/// The progress figure of everything a `Live` has received, the open forward included.
+pub fn live(l: &mut Live) -> Figure {
+    l.with_open(draw)
 }
 
 /// Draw a tally: the field, its rolling mean, time per forward (ms, right axis), breaks.

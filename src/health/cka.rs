@@ -1,8 +1,8 @@
 //! Debiased linear CKA between two groups' outputs on the same inputs, over tensors: shapes
-//! and caps checked here, the arithmetic in [`crate::linalg::debiased_linear_cka`].
+//! and caps checked here, the arithmetic in [`crate::math::linalg::debiased_linear_cka`].
 
 use super::measure::{check_shape, MeasureError, CKA_MAX_ENTRIES};
-use crate::linalg;
+use crate::math::linalg;
 use crate::tensor::TypedTensor;
 
 /// Samples (axis 0; 1 for a 0-d tensor) and features (the rest, flattened).

@@ -1,9 +1,9 @@
 //! Measuring a whole forward from a per-step dump: every node's metrics, by the DESIGN keys
 //! `param.<node>.<leaf>`, `grad.<node>.<leaf>`, `act.<node>` and `loss`.
 
+use super::graph::GraphNode;
 use super::layout::{is_channel_first, is_consumer, is_elementwise, is_transparent, UnitRule};
 use super::measure::{measure, measure_loss, MeasureError, NodeTensors};
-use super::record::GraphNode;
 use crate::tensor::TypedTensor;
 use somatize_verdict::NodeSeen;
 use std::collections::{BTreeMap, HashMap, HashSet};

@@ -10,7 +10,7 @@
 //! Embedding, GRU/LSTM/RNN outputs, attention, transformer blocks) has its units on the
 //! **last** axis.
 
-use super::measure::MeasureError;
+use super::error::MeasureError;
 use crate::tensor::TypedTensor;
 use somatize_verdict::{classify, KindClass};
 

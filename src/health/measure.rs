@@ -5,17 +5,15 @@
 //! fixed at measurement and written down here: changing them means measuring again, while
 //! every bound in `Thresholds` can be changed over a stored record.
 
+pub use super::error::MeasureError;
 pub use super::layout::{unit_axis, UnitRule};
-use crate::stats::Moments;
+use super::Metrics;
+pub use super::CKA_MAX_ENTRIES;
+use crate::math::stats::Moments;
 use crate::tensor::typed::{bf16_to_f64, f16_to_f64};
 use crate::tensor::{TensorData, TypedTensor};
 use somatize_verdict::metrics as m;
 use somatize_verdict::{classify, KindClass};
-use std::collections::BTreeMap;
-use std::fmt;
-
-/// A node's metrics by name.
-pub type Metrics = BTreeMap<String, f64>;
 
 /// A unit is dead when its share of outputs above 0 is below this (Dohare et al. 2024;
 /// SageMaker DeadRelu threshold_inactivity 1 %).
@@ -35,84 +33,6 @@ pub const IGNORED_UTILITY: f64 = 0.01;
 /// it (about a hundred float32 roundings) the update is rounding noise with no direction, and
 /// NARROWING reads the gradient's rank instead.
 pub const UPDATE_RANK_RESOLUTION: f64 = 1e-5;
-/// The most entries a CKA intermediate matrix may have (32 MiB of f64).
-pub const CKA_MAX_ENTRIES: usize = 1 << 22;
-
-/// Why a node could not be measured.
-#[derive(Debug, Clone, PartialEq)]
-pub enum MeasureError {
-    /// A tensor's shape does not multiply out to its length; the tensor is malformed and
-    /// measuring it again will not help.
-    Shape {
-        /// The tensor's key.
-        key: String,
-        shape: Vec<usize>,
-        len: usize,
-    },
-    /// The previous parameters do not pair with the current ones (a different count, or
-    /// a different length at the same position); pass the same tensors in the same order.
-    Previous {
-        /// The current parameter's key (or `<count>` when the counts differ).
-        key: String,
-        /// What was expected and what came, in words.
-        detail: String,
-    },
-    /// The two groups given to CKA do not have the same number of samples (axis 0).
-    Samples {
-        x_key: String,
-        y_key: String,
-        x: usize,
-        y: usize,
-    },
-    /// A declared layout does not fit the output it describes: its length is not the
-    /// output's rank, or it names no unit axis (`C` or `D`). Fix the graph's `layout`.
-    Layout {
-        /// The output's key (`act.<node>`).
-        key: String,
-        layout: String,
-        shape: Vec<usize>,
-    },
-    /// A CKA intermediate would hold more than [`CKA_MAX_ENTRIES`] entries; pass fewer
-    /// samples or features.
-    TooLarge {
-        x_key: String,
-        y_key: String,
-        entries: usize,
-    },
-}
-
-impl fmt::Display for MeasureError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            MeasureError::Shape { key, shape, len } => {
-                write!(f, "{key}: shape {shape:?} does not hold its {len} values")
-            }
-            MeasureError::Previous { key, detail } => {
-                write!(f, "{key}: previous parameters do not match: {detail}")
-            }
-            MeasureError::Samples { x_key, y_key, x, y } => write!(
-                f,
-                "CKA of {x_key} and {y_key}: {x} samples against {y}; they must be the same inputs"
-            ),
-            MeasureError::Layout { key, layout, shape } => write!(
-                f,
-                "{key}: layout {layout:?} does not fit an output of shape {shape:?} \
-                 (one letter per axis, with a C or D for the units)"
-            ),
-            MeasureError::TooLarge {
-                x_key,
-                y_key,
-                entries,
-            } => write!(
-                f,
-                "CKA of {x_key} and {y_key}: a {entries}-entry intermediate is over the \
-                 {CKA_MAX_ENTRIES} cap; pass fewer samples or features"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for MeasureError {}
 
 /// The tensors of one node at one forward.
 #[derive(Debug, Clone, Copy, Default)]

@@ -7,7 +7,9 @@
 
 pub mod cka;
 pub mod compare;
+pub mod error;
 pub mod forward;
+pub mod graph;
 pub mod json;
 pub mod layout;
 pub mod measure;
@@ -20,7 +22,7 @@ pub use cka::linear_cka;
 pub use forward::{measure_forward, measure_nodes, nodes_from_keys, Step};
 pub use json::{about_json, AboutJson, BoundJson, ForwardJson, Seen, SeenNode, VerdictJson};
 pub use layout::UnitRule;
-pub use measure::{measure, measure_loss, MeasureError, Metrics, NodeTensors};
+pub use measure::{measure, measure_loss, MeasureError, NodeTensors};
 pub use rank::{rank_metrics, RankOf};
 pub use record::{step_facts, step_record, step_stats, Graph, GraphNode, GRAPH_FILE};
 pub use store::{
@@ -28,3 +30,9 @@ pub use store::{
     RunHealth,
 };
 pub use thresholds::ThresholdsError;
+
+/// A node's metrics by name.
+pub type Metrics = std::collections::BTreeMap<String, f64>;
+
+/// The most entries a CKA intermediate matrix may have (32 MiB of f64).
+pub const CKA_MAX_ENTRIES: usize = 1 << 22;

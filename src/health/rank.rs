@@ -1,9 +1,9 @@
 //! Singular-value summaries under health's metric names: effective rank, srank_δ and stable
-//! rank (the arithmetic in [`crate::linalg`]), and the capped SVD of a node's update,
+//! rank (the arithmetic in [`crate::math::linalg`]), and the capped SVD of a node's update,
 //! gradient or output that feeds them.
 
-use super::measure::Metrics;
-use crate::linalg;
+use super::Metrics;
+use crate::math::linalg;
 use crate::tensor::TypedTensor;
 use somatize_verdict::metrics as m;
 

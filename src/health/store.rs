@@ -4,7 +4,7 @@
 //! Costs: the index is scanned (or, with `last = Some(n)`, read backwards for its last `n`
 //! lines) and each forward looked at costs one fetch of its blob; nothing else is read.
 
-use super::record::{graph_path, Graph};
+use super::graph::{graph_path, Graph};
 use super::thresholds::AsJson;
 use crate::store::{Fact, NodeStats, ScanItem, Store, StoreError, StoreFs};
 use serde::Serialize;
@@ -383,22 +383,6 @@ pub enum HealthFigure {
 }
 
 impl RunHealth {
-    /// A health figure of this run under a diagnosis; `of` is the metric a profile draws.
-    pub fn figure(&self, d: &Diagnosis, kind: HealthFigure, of: &str) -> crate::figures::Figure {
-        use crate::figures::{flags::flags, overlaid::overlaid, profile::profile};
-        match kind {
-            HealthFigure::Profile => profile(&depth_order(self.seen()), &d.verdict, of),
-            HealthFigure::Flags => flags(&d.verdict),
-            HealthFigure::Overlaid => {
-                let nodes: Vec<(String, String)> = match &self.graph {
-                    Some(g) => g.pairs(),
-                    None => self.seen().into_iter().map(|n| (n.name, n.kind)).collect(),
-                };
-                overlaid(&nodes, &self.places, &self.overlay(d))
-            }
-        }
-    }
-
     /// The latest of each metric per node, in declaration order.
     pub fn seen(&self) -> Vec<NodeSeen> {
         let mut seen = somatize_verdict::latest(&self.forwards);

@@ -10,7 +10,6 @@
 //! tally, so both draw the same picture at any length.
 
 use super::curve::value_in_facts;
-use crate::figures::Figure;
 use crate::store::fact::Field;
 use crate::store::{Fact, IndexEntry};
 use serde::Serialize;
@@ -200,11 +199,6 @@ impl Tally {
         self.rows.capacity() * ROW_BYTES
             + self.broke.capacity() * std::mem::size_of::<(u64, Option<Box<str>>)>()
     }
-
-    /// The progress figure of what was tallied.
-    pub fn figure(&self) -> Figure {
-        crate::figures::progress::draw(self)
-    }
 }
 
 /// A rolling mean over the last `w` finite values, added up again now and then so that
@@ -266,7 +260,7 @@ struct Open {
 }
 
 /// A run drawn while it happens: hand it index lines ([`Live::entry`]) or facts
-/// ([`Live::fact`]) as they arrive, and ask for [`Live::figure`] whenever.
+/// ([`Live::fact`]) as they arrive, and draw it (`figures::progress::live`) whenever.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Live {
     tally: Tally,
@@ -333,17 +327,18 @@ impl Live {
         }
     }
 
-    /// The progress figure of everything that has arrived, the open forward included.
-    /// (The open forward is added for the drawing and taken off again: nothing is copied.)
-    pub fn figure(&mut self) -> Figure {
+    /// Everything that has arrived, the open forward included, handed to `f` as one tally
+    /// (`figures::progress::live` draws it). The open forward is added for `f` and taken off
+    /// again: nothing is copied.
+    pub fn with_open<R>(&mut self, f: impl FnOnce(&Tally) -> R) -> R {
         match &self.open {
-            None => self.tally.figure(),
+            None => f(&self.tally),
             Some(o) => {
                 let row = o.row();
                 self.tally.push(row);
-                let fig = self.tally.figure();
+                let r = f(&self.tally);
                 self.tally.pop();
-                fig
+                r
             }
         }
     }

@@ -1,6 +1,6 @@
 //! `Recorder`: writes one record per forward into a store, summarising chosen kinds into the index.
 
-use crate::stats::{Moments, Stats};
+use crate::math::stats::{Moments, Stats};
 use crate::store::fact::Num;
 use crate::store::{
     blob, names, ExitRecord, ForwardRecord, IndexEntry, NodeStats, Reading, StoreError,

@@ -1,9 +1,9 @@
 //! `StoreSink`: the store-backed `ValueSink`, one forward per observed step with `values.json`.
 
 use super::Recorder;
-use crate::sink::{SinkError, ValueSink};
+use crate::observe::sink::{SinkError, ValueSink};
+use crate::observe::value::Value;
 use crate::store::{DirFs, ForwardRecord, ObservedValues, Store};
-use crate::value::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

@@ -9,8 +9,7 @@
 //! `null` where a value is expected. So whatever the fast path accepts, serde would read the
 //! same (the tests below pit the two against each other).
 
-use super::fact::{Field, Fields, Text};
-use super::index::IndexLine;
+use super::fact::Field;
 use std::borrow::Cow;
 
 /// One index line the fast path took, borrowed from the line's bytes.
@@ -82,28 +81,6 @@ impl<'a> LineView<'a> {
     /// The blob's path relative to the writer's folder, when the line names one.
     pub fn blob(&self) -> Option<&'a str> {
         std::str::from_utf8(self.blob?).ok()
-    }
-
-    /// The same line as the store's [`IndexLine`], its text still borrowed.
-    pub fn to_index_line(&self) -> IndexLine<'a> {
-        let text = |s: &'a str| Text(Cow::Borrowed(s));
-        IndexLine {
-            forward: self.forward,
-            written_us: self.written_us,
-            took_us: self.took_us,
-            broke: self.broke,
-            error: self.error().map(text),
-            fields: Fields(
-                self.fields
-                    .iter()
-                    .map(|(k, v)| (Cow::Borrowed(k), v))
-                    .collect(),
-            ),
-            blob: self.blob().map(text),
-            offset: self.offset,
-            len: self.len,
-            crc32: self.crc32,
-        }
     }
 }
 
@@ -792,6 +769,7 @@ fn digits_value(w: u64, n: usize) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::index::IndexLine;
 
     /// Whether the fast path takes a line, and whether serde reads it.
     #[derive(Debug, PartialEq)]

@@ -5,7 +5,7 @@
 
 use super::error::{Result, StoreError};
 use super::names;
-use super::zipfile::{ZipIndex, LOCAL_HEADER_READ};
+use super::zipfile::ZipIndex;
 
 /// Plain read access to a store's tree.
 pub trait StoreFs {
@@ -213,10 +213,8 @@ impl<R: RangeSource> ZipFs<R> {
             .ok_or_else(|| StoreError::NotFound {
                 path: path.to_string(),
             })?;
-        let local = self
-            .source
-            .read_at(entry.header_offset, LOCAL_HEADER_READ)?;
-        self.index.data_span(&self.name, entry, &local)
+        self.index
+            .data_span(&self.name, entry, &mut |at, n| self.source.read_at(at, n))
     }
 }
 

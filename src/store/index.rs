@@ -4,6 +4,7 @@ use super::error::{Result, StoreError};
 use super::fact::{Fields, Text};
 use super::fs::StoreFs;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 pub use super::fastline::{view, view_at, LineView, RawFields};
 
@@ -75,6 +76,30 @@ fn owned_fields<'de, D: serde::Deserializer<'de>>(
     d: D,
 ) -> std::result::Result<FieldsOwned, D::Error> {
     Ok(<Fields<'de> as Deserialize<'de>>::deserialize(d)?.into_owned())
+}
+
+impl<'a> LineView<'a> {
+    /// The same line as the store's [`IndexLine`] (here, so that the scanner knows nothing of it), its text still borrowed.
+    pub fn to_index_line(&self) -> IndexLine<'a> {
+        let text = |s: &'a str| Text(Cow::Borrowed(s));
+        IndexLine {
+            forward: self.forward,
+            written_us: self.written_us,
+            took_us: self.took_us,
+            broke: self.broke,
+            error: self.error().map(text),
+            fields: Fields(
+                self.fields
+                    .iter()
+                    .map(|(k, v)| (Cow::Borrowed(k), v))
+                    .collect(),
+            ),
+            blob: self.blob().map(text),
+            offset: self.offset,
+            len: self.len,
+            crc32: self.crc32,
+        }
+    }
 }
 
 impl IndexLine<'_> {

@@ -1,6 +1,8 @@
 //! The `.npy` entries of a blob: header writing for raw little-endian tensors, and reading back
-//! exactly what this writer produces (little-endian, C order, numeric dtypes).
+//! exactly what this writer produces (little-endian, C order, numeric dtypes) through the one
+//! NPY header parser, `tensor::npy`.
 
+use crate::tensor::npy::parse_header;
 use crate::tensor::{DType, Provenance, TensorData, TypedTensor};
 
 /// The numpy `descr` of a dtype as this store writes it; bfloat16 has none.
@@ -102,65 +104,25 @@ fn push_decimal(out: &mut Vec<u8>, v: u64) {
     out.extend_from_slice(&digits[i..]);
 }
 
-/// The value following `'key':` in a header dict, up to the next top-level comma or brace.
-fn dict_value<'a>(dict: &'a str, key: &str) -> Option<&'a str> {
-    let at = dict.find(&format!("'{key}':"))? + key.len() + 3;
-    let rest = dict.get(at..)?.trim_start();
-    if rest.starts_with('(') {
-        return rest.get(..=rest.find(')')?);
-    }
-    let end = rest.find([',', '}'])?;
-    Some(rest[..end].trim())
-}
-
-/// Parse a `.npy` entry this store wrote into a tensor; `Err` says what is wrong.
+/// Parse a `.npy` entry this store wrote into a tensor; `Err` says what is wrong. The header
+/// is read by the tensor readers' parser ([`crate::tensor::npy::parse_header`]); past that,
+/// only what this store writes is taken: the dtypes of [`descr`], little-endian, C order.
 pub fn parse(bytes: &[u8], key: &str, file: &str) -> Result<TypedTensor, String> {
-    if bytes.get(..6) != Some(b"\x93NUMPY") {
-        return Err("not an .npy array (bad magic)".into());
-    }
-    let major = *bytes.get(6).ok_or("truncated header")?;
-    let (hlen, start) = match major {
-        1 => {
-            let b = bytes.get(8..10).ok_or("truncated header")?;
-            (u16::from_le_bytes([b[0], b[1]]) as usize, 10usize)
-        }
-        2 | 3 => {
-            let b = bytes.get(8..12).ok_or("truncated header")?;
-            (u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize, 12)
-        }
-        v => return Err(format!("unknown .npy version {v}")),
-    };
-    let dict = bytes
-        .get(start..start.checked_add(hlen).ok_or("header length overflows")?)
-        .ok_or("header runs past the entry")?;
-    let dict = std::str::from_utf8(dict).map_err(|_| "header is not text")?;
-    let descr = dict_value(dict, "descr")
-        .ok_or("header has no descr")?
-        .trim_matches('\'');
+    let h = parse_header(bytes).map_err(|e| e.to_string())?;
+    let descr = h.descr.as_str();
     let dtype =
         dtype_of(descr).ok_or_else(|| format!("dtype {descr:?} is not one this store writes"))?;
-    if dict_value(dict, "fortran_order") != Some("False") {
+    if h.fortran {
         return Err("Fortran-order arrays are not written by this store".into());
     }
-    let shape_text = dict_value(dict, "shape").ok_or("header has no shape")?;
-    let shape = shape_text
-        .trim_matches(|c| c == '(' || c == ')')
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| {
-            s.parse::<usize>()
-                .map_err(|_| format!("bad shape {shape_text}"))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let data = &bytes[start + hlen..];
-    let count = shape
-        .iter()
-        .try_fold(1usize, |a, &d| a.checked_mul(d))
-        .ok_or("shape overflows")?;
+    let data = bytes
+        .get(h.data_offset..)
+        .ok_or("header runs past the entry")?;
+    let count = h.count().ok_or("shape overflows")?;
     if count.checked_mul(dtype.size()) != Some(data.len()) {
         return Err(format!(
-            "shape {shape:?} of {descr} needs {} bytes, the entry has {}",
+            "shape {:?} of {descr} needs {} bytes, the entry has {}",
+            h.shape,
             count.saturating_mul(dtype.size()),
             data.len()
         ));
@@ -170,7 +132,7 @@ pub fn parse(bytes: &[u8], key: &str, file: &str) -> Result<TypedTensor, String>
         key: key.to_string(),
         dtype: descr.to_string(),
     };
-    TypedTensor::new(decode(dtype, data), shape, provenance)
+    TypedTensor::new(decode(dtype, data), h.shape, provenance)
         .ok_or_else(|| "shape does not match data".into())
 }
 

@@ -1,12 +1,14 @@
 //! Zip archives with stored (uncompressed) entries: a streaming writer and a range-read index.
 //!
 //! Blobs and snapshots are both such archives. The writer emits zip64 records only when an
-//! offset, size or count needs them; the reader understands both and refuses compressed,
-//! encrypted or overlapping entries.
+//! offset, size or count needs them. They are read by the `zip` crate over the store's range
+//! reads (a `Read + Seek` adapter), and compressed or encrypted entries, duplicate names and
+//! local headers outside the archive are refused.
 
 use super::error::{Result, StoreError};
 use std::collections::BTreeMap;
-use std::io::Write;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::sync::Arc;
 
 const LOCAL_SIG: u32 = 0x0403_4b50;
 const CENTRAL_SIG: u32 = 0x0201_4b50;
@@ -382,6 +384,8 @@ impl<W: Write> Write for Counting<'_, W> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ZipEntry {
     pub name: String,
+    /// Its place in the `zip` crate's directory.
+    pub index: usize,
     /// Where its local header starts.
     pub header_offset: u64,
     /// Its length (stored, so compressed and uncompressed agree).
@@ -389,43 +393,103 @@ pub struct ZipEntry {
     pub crc: u32,
 }
 
-/// The entries of a stored archive, by name (sorted), read from its central directory.
-#[derive(Debug, Clone, Default)]
+/// The entries of a stored archive, by name (sorted), read from its central directory by the
+/// `zip` crate (the one zip reader of the crate: `tensor::zipdir` reads NPZ and PyTorch zips
+/// with it too).
+#[derive(Debug, Clone)]
 pub struct ZipIndex {
     pub entries: BTreeMap<String, ZipEntry>,
     /// The archive length.
     pub len: u64,
+    /// The `zip` crate's directory, which finds where an entry's data starts.
+    directory: Arc<zip::read::ZipArchiveMetadata>,
 }
 
-/// A little-endian cursor over a byte slice that never reads past its end.
-struct Cursor<'a> {
-    b: &'a [u8],
-    at: usize,
+/// Range reads kept in aligned blocks of this many bytes while the directory is read: the
+/// `zip` crate reads it in many small pieces, and a range read can be an HTTP request.
+const DIRECTORY_BLOCK: u64 = 64 << 10;
+
+/// Range reads through `read_at(offset, len)` as the `Read + Seek` the `zip` crate reads from.
+/// With `block` > 0 a read is served from one aligned block of that many bytes, fetched when
+/// the read falls outside it (reads of `block` bytes or more go straight through); with
+/// `block` 0 every read is one range read of exactly what was asked.
+struct RangeReader<F> {
+    read_at: F,
+    len: u64,
+    pos: u64,
+    block: u64,
+    buf: Vec<u8>,
+    buf_at: u64,
+    /// The store's error behind a failed read, handed back instead of the `zip` crate's.
+    failed: Option<StoreError>,
 }
 
-impl<'a> Cursor<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        let s = self.b.get(self.at..self.at.checked_add(n)?)?;
-        self.at += n;
-        Some(s)
+impl<F: FnMut(u64, u64) -> Result<Vec<u8>>> RangeReader<F> {
+    fn new(read_at: F, len: u64, block: u64) -> Self {
+        RangeReader {
+            read_at,
+            len,
+            pos: 0,
+            block,
+            buf: Vec::new(),
+            buf_at: 0,
+            failed: None,
+        }
     }
-    fn u16(&mut self) -> Option<u16> {
-        self.take(2).map(|s| u16::from_le_bytes([s[0], s[1]]))
-    }
-    fn u32(&mut self) -> Option<u32> {
-        self.take(4)
-            .map(|s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
-    }
-    fn u64(&mut self) -> Option<u64> {
-        let s = self.take(8)?;
-        let mut a = [0u8; 8];
-        a.copy_from_slice(s);
-        Some(u64::from_le_bytes(a))
+
+    fn fetch(&mut self, at: u64, n: u64) -> std::io::Result<Vec<u8>> {
+        (self.read_at)(at, n).map_err(|e| {
+            let io = std::io::Error::other(e.to_string());
+            self.failed = Some(e);
+            io
+        })
     }
 }
 
-/// The longest central directory accepted (the index of a snapshot is held in memory).
-const MAX_CD: u64 = 1 << 30;
+impl<F: FnMut(u64, u64) -> Result<Vec<u8>>> Read for RangeReader<F> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let left = self.len.saturating_sub(self.pos);
+        if out.is_empty() || left == 0 {
+            return Ok(0);
+        }
+        let in_buf = self.pos >= self.buf_at && self.pos - self.buf_at < self.buf.len() as u64;
+        if !in_buf {
+            let want = (out.len() as u64).min(left);
+            if self.block == 0 || want >= self.block {
+                let bytes = self.fetch(self.pos, want)?;
+                let n = bytes.len().min(out.len());
+                out[..n].copy_from_slice(&bytes[..n]);
+                self.pos += n as u64;
+                return Ok(n);
+            }
+            let start = self.pos / self.block * self.block;
+            self.buf = self.fetch(start, self.block.min(self.len - start))?;
+            self.buf_at = start;
+        }
+        let got = self
+            .buf
+            .get((self.pos - self.buf_at) as usize..)
+            .unwrap_or_default();
+        let n = got.len().min(out.len());
+        out[..n].copy_from_slice(&got[..n]);
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl<F> Seek for RangeReader<F> {
+    fn seek(&mut self, to: SeekFrom) -> std::io::Result<u64> {
+        let at = match to {
+            SeekFrom::Start(n) => Some(n),
+            SeekFrom::End(d) => self.len.checked_add_signed(d),
+            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+        };
+        self.pos = at.ok_or_else(|| {
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "seek before the start")
+        })?;
+        Ok(self.pos)
+    }
+}
 
 impl ZipIndex {
     /// Read the central directory of an archive of `len` bytes through `read_at(offset, len)`.
@@ -434,193 +498,125 @@ impl ZipIndex {
         len: u64,
         read_at: &mut dyn FnMut(u64, u64) -> Result<Vec<u8>>,
     ) -> Result<Self> {
-        let bad = |reason: &str| StoreError::BadZip {
-            path: path.to_string(),
-            entry: None,
-            reason: reason.to_string(),
-        };
-        if len < EOCD_LEN {
-            return Err(bad("shorter than an end-of-directory record"));
-        }
-        let tail_len = len.min(EOCD_LEN + 0xFFFF);
-        let tail = read_at(len - tail_len, tail_len)?;
-        if tail.len() < EOCD_LEN as usize {
-            return Err(bad("the archive shrank while being read"));
-        }
-        let pos = (0..=tail.len() - EOCD_LEN as usize)
-            .rev()
-            .find(|&i| tail[i..i + 4] == EOCD_SIG.to_le_bytes())
-            .ok_or_else(|| bad("no end-of-central-directory record"))?;
-        let eocd_at = len - tail_len + pos as u64;
-        let mut c = Cursor {
-            b: &tail[pos..],
-            at: 4,
-        };
-        let short = || bad("truncated end-of-central-directory record");
-        let (disk, cd_disk) = (c.u16().ok_or_else(short)?, c.u16().ok_or_else(short)?);
-        let _ = c.u16().ok_or_else(short)?;
-        let mut count = c.u16().ok_or_else(short)? as u64;
-        let mut cd_len = c.u32().ok_or_else(short)? as u64;
-        let mut cd_start = c.u32().ok_or_else(short)? as u64;
-        if disk != 0 || cd_disk != 0 {
-            return Err(bad("multi-disk archives are not supported"));
-        }
-        if count == 0xFFFF || cd_len == MAX32 || cd_start == MAX32 {
-            (count, cd_len, cd_start) = Self::read_zip64_end(path, eocd_at, read_at)?;
-        }
-        let cd_end = cd_start
-            .checked_add(cd_len)
-            .filter(|&e| e <= eocd_at)
-            .ok_or_else(|| bad("central directory lies outside the archive"))?;
-        if cd_len > MAX_CD || count > cd_len / CENTRAL_LEN as u64 {
-            return Err(bad("central directory size or entry count is implausible"));
-        }
-        let cd = read_at(cd_start, cd_len)?;
-        let mut index = ZipIndex {
-            entries: BTreeMap::new(),
-            len,
-        };
-        let mut c = Cursor { b: &cd, at: 0 };
-        for _ in 0..count {
-            let e = Self::read_central(path, &mut c, cd_start)?;
-            if index.entries.insert(e.name.clone(), e).is_some() {
-                return Err(bad("two entries share a name"));
-            }
-        }
-        let _ = cd_end;
-        Ok(index)
-    }
-
-    fn read_zip64_end(
-        path: &str,
-        eocd_at: u64,
-        read_at: &mut dyn FnMut(u64, u64) -> Result<Vec<u8>>,
-    ) -> Result<(u64, u64, u64)> {
-        let bad = |reason: &str| StoreError::BadZip {
-            path: path.to_string(),
-            entry: None,
-            reason: reason.to_string(),
-        };
-        let loc_at = eocd_at
-            .checked_sub(20)
-            .ok_or_else(|| bad("zip64 locator missing"))?;
-        let loc = read_at(loc_at, 20)?;
-        let mut c = Cursor { b: &loc, at: 0 };
-        if c.u32() != Some(LOCATOR64_SIG) {
-            return Err(bad("zip64 locator missing"));
-        }
-        let _ = c.u32();
-        let at = c.u64().ok_or_else(|| bad("zip64 locator truncated"))?;
-        if at.checked_add(56).is_none_or(|end| end > loc_at) {
-            return Err(bad("zip64 end record lies outside the archive"));
-        }
-        let rec = read_at(at, 56)?;
-        let mut c = Cursor { b: &rec, at: 0 };
-        if c.u32() != Some(EOCD64_SIG) {
-            return Err(bad("zip64 end record missing"));
-        }
-        c.take(28)
-            .ok_or_else(|| bad("zip64 end record truncated"))?;
-        let count = c.u64().ok_or_else(|| bad("zip64 end record truncated"))?;
-        let cd_len = c.u64().ok_or_else(|| bad("zip64 end record truncated"))?;
-        let cd_start = c.u64().ok_or_else(|| bad("zip64 end record truncated"))?;
-        Ok((count, cd_len, cd_start))
-    }
-
-    fn read_central(path: &str, c: &mut Cursor<'_>, cd_start: u64) -> Result<ZipEntry> {
         let bad = |entry: Option<&str>, reason: &str| StoreError::BadZip {
             path: path.to_string(),
             entry: entry.map(str::to_string),
             reason: reason.to_string(),
         };
-        let short = || bad(None, "truncated central directory");
-        let fixed = c.take(CENTRAL_LEN).ok_or_else(short)?;
-        let mut f = Cursor { b: fixed, at: 0 };
-        if f.u32() != Some(CENTRAL_SIG) {
-            return Err(bad(None, "bad central directory signature"));
+        if len < EOCD_LEN {
+            return Err(bad(None, "shorter than an end-of-directory record"));
         }
-        f.take(4).ok_or_else(short)?;
-        let flags = f.u16().ok_or_else(short)?;
-        let method = f.u16().ok_or_else(short)?;
-        f.take(4).ok_or_else(short)?;
-        let crc = f.u32().ok_or_else(short)?;
-        let mut csize = f.u32().ok_or_else(short)? as u64;
-        let mut size = f.u32().ok_or_else(short)? as u64;
-        let name_len = f.u16().ok_or_else(short)? as usize;
-        let extra_len = f.u16().ok_or_else(short)? as usize;
-        let comment_len = f.u16().ok_or_else(short)? as usize;
-        f.take(8).ok_or_else(short)?;
-        let mut offset = f.u32().ok_or_else(short)? as u64;
-        let name = c.take(name_len).ok_or_else(short)?;
-        let name = std::str::from_utf8(name)
-            .map_err(|_| bad(None, "entry name is not UTF-8"))?
-            .to_string();
-        let extra = c.take(extra_len).ok_or_else(short)?;
-        c.take(comment_len).ok_or_else(short)?;
-        if flags & 1 != 0 {
-            return Err(bad(Some(&name), "encrypted entries are not supported"));
+        let mut r = RangeReader::new(read_at, len, DIRECTORY_BLOCK);
+        let read = Self::from_reader(path, len, &mut r);
+        match r.failed.take() {
+            Some(e) => Err(e),
+            None => read,
         }
-        if method != 0 {
-            return Err(bad(
-                Some(&name),
-                "entry is compressed; store entries are stored",
-            ));
+    }
+
+    /// Read the central directory of an archive of `len` bytes from `r`.
+    fn from_reader<R: Read + Seek>(path: &str, len: u64, r: R) -> Result<Self> {
+        let bad = |entry: Option<&str>, reason: &str| StoreError::BadZip {
+            path: path.to_string(),
+            entry: entry.map(str::to_string),
+            reason: reason.to_string(),
+        };
+        // Nothing is ever written before a store's archives: no offset to detect.
+        let config = zip::read::Config {
+            archive_offset: zip::read::ArchiveOffset::Known(0),
+        };
+        let (directory, cd_start) = match zip::ZipArchive::with_config(config, r) {
+            Ok(a) => (a.metadata(), a.central_directory_start()),
+            Err(e) => return Err(bad(None, &e.to_string())),
+        };
+        if directory.has_duplicate_names() {
+            return Err(bad(None, "two entries share a name"));
         }
-        let mut x = Cursor { b: extra, at: 0 };
-        while let (Some(id), Some(n)) = (x.u16(), x.u16()) {
-            let body = x
-                .take(n as usize)
-                .ok_or_else(|| bad(Some(&name), "bad extra field"))?;
-            if id == 1 {
-                let mut z = Cursor { b: body, at: 0 };
-                for v in [&mut size, &mut csize, &mut offset] {
-                    if *v == MAX32 {
-                        *v = z.u64().ok_or_else(|| bad(Some(&name), "bad zip64 field"))?;
-                    }
-                }
+        let mut entries = BTreeMap::new();
+        for index in 0..directory.len() {
+            let e = directory
+                .entry(index)
+                .map_err(|e| bad(None, &e.to_string()))?;
+            let name = std::str::from_utf8(e.name_raw())
+                .map_err(|_| bad(None, "entry name is not UTF-8"))?
+                .to_string();
+            let bad = |reason: &str| bad(Some(&name), reason);
+            if e.encrypted() {
+                return Err(bad("encrypted entries are not supported"));
             }
+            if e.compression() != zip::CompressionMethod::Stored {
+                return Err(bad("entry is compressed; store entries are stored"));
+            }
+            if e.size() != e.compressed_size() {
+                return Err(bad("stored sizes disagree"));
+            }
+            let header_offset = e.header_start();
+            if header_offset
+                .checked_add(LOCAL_LEN)
+                .is_none_or(|end| end > cd_start)
+            {
+                return Err(bad("local header lies outside the archive"));
+            }
+            let entry = ZipEntry {
+                name: name.clone(),
+                index,
+                header_offset,
+                size: e.size(),
+                crc: e.crc32(),
+            };
+            entries.insert(name, entry);
         }
-        if size != csize {
-            return Err(bad(Some(&name), "stored sizes disagree"));
-        }
-        if offset.checked_add(LOCAL_LEN).is_none_or(|e| e > cd_start) {
-            return Err(bad(Some(&name), "local header lies outside the archive"));
-        }
-        Ok(ZipEntry {
-            name,
-            header_offset: offset,
-            size,
-            crc,
+        Ok(ZipIndex {
+            entries,
+            len,
+            directory,
         })
     }
 
-    /// Where the data of `entry` starts and how long it is, given its local header bytes
-    /// (`LOCAL_HEADER_READ` of them, or fewer at the end of the archive).
-    pub fn data_span(&self, path: &str, entry: &ZipEntry, local: &[u8]) -> Result<(u64, u64)> {
+    /// Where the data of `entry` starts and how long it is: its local header read by the
+    /// `zip` crate through `read_at` (one range read of the header's fixed 30 bytes).
+    pub fn data_span(
+        &self,
+        path: &str,
+        entry: &ZipEntry,
+        read_at: &mut dyn FnMut(u64, u64) -> Result<Vec<u8>>,
+    ) -> Result<(u64, u64)> {
+        let mut r = RangeReader::new(read_at, self.len, 0);
+        let span = self.span_in(path, entry, &mut r);
+        match r.failed.take() {
+            Some(e) => Err(e),
+            None => span,
+        }
+    }
+
+    /// [`Self::data_span`] with the local header read from `r`.
+    fn span_in<R: Read + Seek>(
+        &self,
+        path: &str,
+        entry: &ZipEntry,
+        mut r: R,
+    ) -> Result<(u64, u64)> {
         let bad = |reason: &str| StoreError::BadZip {
             path: path.to_string(),
             entry: Some(entry.name.clone()),
             reason: reason.to_string(),
         };
-        let mut c = Cursor { b: local, at: 0 };
-        if c.u32() != Some(LOCAL_SIG) {
-            return Err(bad("bad local header signature"));
-        }
-        c.take(22).ok_or_else(|| bad("truncated local header"))?;
-        let n = c.u16().ok_or_else(|| bad("truncated local header"))? as u64;
-        let e = c.u16().ok_or_else(|| bad("truncated local header"))? as u64;
-        let start = entry.header_offset + LOCAL_LEN + n + e;
-        let end = start
+        let e = self
+            .directory
+            .entry(entry.index)
+            .map_err(|e| bad(&e.to_string()))?;
+        let start = e
+            .with_reader(&mut r, zip::read::ZipReadOptions::new())
+            .map(|file| file.data_start())
+            .map_err(|e| bad(&e.to_string()))?
+            .ok_or_else(|| bad("no local header"))?;
+        start
             .checked_add(entry.size)
             .filter(|&end| end <= self.len)
             .ok_or_else(|| bad("entry data runs past the end of the archive"))?;
-        let _ = end;
         Ok((start, entry.size))
     }
 }
-
-/// How many bytes of a local header to read to find where its data starts.
-pub const LOCAL_HEADER_READ: u64 = LOCAL_LEN;
 
 /// Read entry `name` of an archive held in memory, checking its CRC-32.
 pub fn read_entry<'b>(
@@ -634,17 +630,15 @@ pub fn read_entry<'b>(
         entry: Some(name.to_string()),
         reason: "no such entry".into(),
     })?;
-    let local = bytes
-        .get(entry.header_offset as usize..)
-        .unwrap_or_default();
-    let (start, len) = index.data_span(path, entry, local)?;
-    let data = bytes
-        .get(start as usize..(start + len) as usize)
-        .ok_or_else(|| StoreError::BadZip {
+    let (start, len) = index.span_in(path, entry, std::io::Cursor::new(bytes))?;
+    let data = slice(bytes, start, len);
+    if data.len() as u64 != len {
+        return Err(StoreError::BadZip {
             path: path.to_string(),
             entry: Some(name.to_string()),
             reason: "entry data runs past the end".into(),
-        })?;
+        });
+    }
     if crc32fast::hash(data) != entry.crc {
         return Err(StoreError::BadZip {
             path: path.to_string(),
@@ -655,14 +649,24 @@ pub fn read_entry<'b>(
     Ok(data)
 }
 
+/// Up to `n` bytes of `bytes` from `at` (fewer at the end, none past it).
+fn slice(bytes: &[u8], at: u64, n: u64) -> &[u8] {
+    let start = (at.min(bytes.len() as u64)) as usize;
+    let end = (at.saturating_add(n).min(bytes.len() as u64)) as usize;
+    bytes.get(start..end).unwrap_or_default()
+}
+
 /// The index of an archive held in memory.
 pub fn index_of(path: &str, bytes: &[u8]) -> Result<ZipIndex> {
-    ZipIndex::read(path, bytes.len() as u64, &mut |at, n| {
-        Ok(bytes
-            .get(at as usize..(at + n) as usize)
-            .unwrap_or_default()
-            .to_vec())
-    })
+    let len = bytes.len() as u64;
+    if len < EOCD_LEN {
+        return Err(StoreError::BadZip {
+            path: path.to_string(),
+            entry: None,
+            reason: "shorter than an end-of-directory record".into(),
+        });
+    }
+    ZipIndex::from_reader(path, len, std::io::Cursor::new(bytes))
 }
 
 #[cfg(test)]
@@ -765,5 +769,33 @@ mod tests {
                 "cut at {cut} passed"
             );
         }
+    }
+
+    #[test]
+    fn the_directory_and_an_entry_cost_few_range_reads() {
+        // 3,000 entries: a central directory of ~170 KiB, read in 64 KiB blocks.
+        let names: Vec<String> = (0..3000).map(|i| format!("runs/r/w/{i:05}.json")).collect();
+        let entries: Vec<(&str, &[u8])> = names.iter().map(|n| (n.as_str(), &b"{}"[..])).collect();
+        let (bytes, _) = archive(&entries);
+        let reads = std::cell::Cell::new(0u64);
+        let mut read_at = |at: u64, n: u64| {
+            reads.set(reads.get() + 1);
+            Ok(slice(&bytes, at, n).to_vec())
+        };
+        let index = ZipIndex::read("t.zip", bytes.len() as u64, &mut read_at).unwrap();
+        assert_eq!(index.entries.len(), 3000);
+        let cd_len = bytes.len() as u64 - index.entries[&names[2999]].header_offset;
+        assert!(
+            reads.get() <= cd_len / DIRECTORY_BLOCK + 3,
+            "{} range reads for a {cd_len}-byte directory",
+            reads.get()
+        );
+        reads.set(0);
+        let e = &index.entries[&names[1234]];
+        let (start, len) = index.data_span("t.zip", e, &mut read_at).unwrap();
+        assert_eq!(slice(&bytes, start, len), b"{}");
+        assert_eq!(reads.get(), 1, "one range read of the local header");
+        index.data_span("t.zip", e, &mut read_at).unwrap();
+        assert_eq!(reads.get(), 1, "the data's start is remembered");
     }
 }

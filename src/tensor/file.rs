@@ -1,14 +1,14 @@
 //! `TensorFile`: the front door. Sniffs the format, lists entries, reads one as a `TypedTensor`, or streams its statistics.
 
+use super::bytes::{self, Blob, Extent, Packing, Source};
 use super::elem::{Elem, Floats};
 use super::error::{Problem, TensorError};
 use super::npy::{self, NpyHeader};
 use super::safetensors;
-use super::source::{self, Blob, Extent, Packing, Source};
 use super::torch::{self, TorchTensor};
 use super::typed::{view_extent, Provenance, TensorData, TypedTensor};
 use super::zipdir;
-use crate::stats::{Moments, Stats};
+use crate::math::stats::{Moments, Stats};
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use std::io::{BufReader, Cursor};
@@ -96,7 +96,7 @@ impl<S: Source> TensorFile<S> {
     pub fn open(name: &str, mut src: S) -> Result<Self, TensorError> {
         let fail = |p: Problem| p.at(name, None);
         let total = src.total_len().map_err(|e| fail(e.into()))?;
-        let head = source::peek(
+        let head = bytes::peek(
             &mut src,
             &Blob {
                 start: 0,
@@ -158,7 +158,7 @@ impl<S: Source> TensorFile<S> {
         let fail = |p: Problem| p.at(&self.name, Some(key));
         let count = usize::try_from(plan.extent.len / plan.elem.size() as u64).unwrap_or(0);
         let mut data = TensorData::with_capacity(plan.elem.dtype, count);
-        source::stream(
+        bytes::stream(
             &mut self.src,
             &plan.extent,
             plan.elem.size(),
@@ -200,7 +200,7 @@ impl<S: Source> TensorFile<S> {
             return Ok(moments.finish());
         }
         // Element order does not change the statistics, so Fortran data streams as stored.
-        source::stream(
+        bytes::stream(
             &mut self.src,
             &plan.extent,
             plan.elem.size(),
@@ -312,7 +312,7 @@ fn plan_npy<S: Source>(src: &mut S, name: &str, total: u64) -> Result<Vec<Plan>,
         len: total,
         packing: Packing::Plain,
     };
-    let head = source::peek(src, &blob, npy::MAX_HEADER + 12).map_err(fail)?;
+    let head = bytes::peek(src, &blob, npy::MAX_HEADER + 12).map_err(fail)?;
     let header = npy::parse_header(&head).map_err(fail)?;
     Ok(vec![plan_npy_blob(header, blob, key.clone()).map_err(fail)?])
 }
@@ -342,7 +342,7 @@ fn plan_zip<S: Source>(src: &mut S, name: &str) -> Result<(Format, Vec<Plan>), T
     for m in members.iter().filter(|m| m.name.ends_with(".npy")) {
         let key = m.name.strip_suffix(".npy").unwrap_or(&m.name).to_string();
         let fail = |p: Problem| p.at(name, Some(&key));
-        let head = source::peek(src, &m.blob, npy::MAX_HEADER + 12).map_err(fail)?;
+        let head = bytes::peek(src, &m.blob, npy::MAX_HEADER + 12).map_err(fail)?;
         let header = npy::parse_header(&head).map_err(fail)?;
         plans.push(plan_npy_blob(header, m.blob, key.clone()).map_err(fail)?);
     }
@@ -449,7 +449,7 @@ fn plan_safetensors<S: Source>(
         len: total,
         packing: Packing::Plain,
     };
-    let json = source::read_small(
+    let json = bytes::read_small(
         src,
         &Extent {
             blob,

@@ -1,5 +1,6 @@
 //! Tensors and the files they come in: the typed tensor every source hands out, and readers for NPY, NPZ, PyTorch and safetensors files.
 
+pub mod bytes;
 pub mod crc;
 pub mod elem;
 pub mod error;
@@ -7,7 +8,6 @@ pub mod file;
 pub mod npy;
 pub mod pickle;
 pub mod safetensors;
-pub mod source;
 pub mod torch;
 pub mod typed;
 pub mod zipdir;

@@ -1,8 +1,8 @@
 //! PyTorch checkpoints: the zip format (`*/data.pkl` + `data/<key>` storages) and the legacy pre-zip format, as named tensor views.
 
+use super::bytes::{fill, Blob, Packing, Source};
 use super::error::Problem;
 use super::pickle::{self, Obj, Pickle, TensorRef};
-use super::source::{fill, Blob, Packing, Source};
 use super::zipdir::Member;
 use std::collections::{HashMap, HashSet};
 use std::io::{Read, SeekFrom};
@@ -34,10 +34,10 @@ pub fn from_zip<S: Source>(src: &mut S, members: &[Member]) -> Result<Vec<TorchT
     let prefix = &pkl.name[..pkl.name.len() - "data.pkl".len()];
     let by_name: HashMap<&str, &Member> = members.iter().map(|m| (m.name.as_str(), m)).collect();
     let big_endian = match by_name.get(format!("{prefix}byteorder").as_str()) {
-        Some(m) => super::source::read_small(src, &whole(m.blob, 16)?)? == b"big",
+        Some(m) => super::bytes::read_small(src, &whole(m.blob, 16)?)? == b"big",
         None => false,
     };
-    let data = super::source::read_small(src, &whole(pkl.blob, pickle::MAX_PICKLE)?)?;
+    let data = super::bytes::read_small(src, &whole(pkl.blob, pickle::MAX_PICKLE)?)?;
     let (pk, _) = pickle::load(&data)?;
     let mut out = Vec::new();
     for (key, view) in named_tensors(&pk) {
@@ -58,7 +58,7 @@ pub fn from_zip<S: Source>(src: &mut S, members: &[Member]) -> Result<Vec<TorchT
 }
 
 /// An extent covering a whole (capped) blob.
-fn whole(blob: Blob, cap: u64) -> Result<super::source::Extent, Problem> {
+fn whole(blob: Blob, cap: u64) -> Result<super::bytes::Extent, Problem> {
     if blob.len > cap {
         return Err(Problem::TooLarge {
             what: "pickle length",
@@ -66,7 +66,7 @@ fn whole(blob: Blob, cap: u64) -> Result<super::source::Extent, Problem> {
             cap,
         });
     }
-    Ok(super::source::Extent {
+    Ok(super::bytes::Extent {
         blob,
         skip: 0,
         len: blob.len,

@@ -1,7 +1,7 @@
 //! The members of a zip archive (NPZ, PyTorch zip): names and where their bytes are, via the `zip` crate's directory reader.
 
+use super::bytes::{Blob, Packing, Source};
 use super::error::Problem;
-use super::source::{Blob, Packing, Source};
 use zip::CompressionMethod;
 
 /// Most members an archive may list (a directory claiming more is refused before reading them).

@@ -1,6 +1,6 @@
 //! Health over an open store from JS: the seed's somatize.health and its figures.
 
-use super::readback::{FigureJs, FigureOpts};
+use super::call::{FigureJs, FigureOpts};
 use super::*;
 use crate::health::store::{Diagnosis, HealthFigure, RunHealth};
 use crate::health::HealthCache;
@@ -129,7 +129,7 @@ fn health_figure_js(
     kind: HealthFigure,
     of: Option<&str>,
 ) -> Result<JsValue, JsError> {
-    let figure = h.figure(d, kind, of.unwrap_or("grad_norm"));
+    let figure = crate::figures::health::figure(h, d, kind, of.unwrap_or("grad_norm"));
     to_js(&FigureJs {
         data: &figure.data,
         layout: &figure.layout,

@@ -3,10 +3,10 @@
 //! wasm here has one thread. In Node the package starts worker threads, each with its own
 //! instance of this module, and hands the pool in with `useBlockHelpers`: while
 //! `observeTensors` takes the blocks of a long float32 tensor from the front, the workers
-//! take blocks from the back with `accumulateBlock` (see `crate::ops::blocks`).
+//! take blocks from the back with `accumulateBlock` (see `crate::observe::ops::blocks`).
 
 use super::*;
-use crate::ops::blocks::{accumulate_block, BlockKind};
+use crate::observe::ops::blocks::{accumulate_block, BlockKind};
 use std::cell::RefCell;
 
 thread_local! {

@@ -137,7 +137,7 @@ impl LiveHandle {
 
     /// The progress figure of everything that has arrived: Plotly's `{data, layout}`.
     pub fn figure(&mut self) -> Result<JsValue, JsError> {
-        let f = self.live.figure();
+        let f = crate::figures::progress::live(&mut self.live);
         to_js(&serde_json::json!({"data": f.data, "layout": f.layout}))
     }
 

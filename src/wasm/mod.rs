@@ -2,6 +2,7 @@
 //!
 //! One file per concept; this one holds the conversions they share.
 
+mod call;
 mod errors;
 mod health;
 mod helpers;
@@ -22,7 +23,8 @@ pub use store::StoreHandle;
 pub use tensor::*;
 pub use verdict::*;
 
-use crate::{stats, ObservableSpec, SpecError};
+use crate::math::stats;
+use crate::{ObservableSpec, SpecError};
 use serde::{de::DeserializeOwned, Serialize};
 use wasm_bindgen::prelude::*;
 

@@ -2,7 +2,7 @@
 
 use super::tensor::JsSource;
 use super::*;
-use crate::ops::blocks::{BlockHelpers, BlockKind};
+use crate::observe::ops::blocks::{BlockHelpers, BlockKind};
 
 /// The 16-hex-char id of an observable spec given as a plain object.
 #[wasm_bindgen(js_name = specId)]
@@ -230,18 +230,18 @@ struct JsTensors(
 );
 
 impl crate::TensorSource for JsTensors {
-    fn list(&self) -> Result<Vec<String>, crate::source::SourceError> {
+    fn list(&self) -> Result<Vec<String>, crate::observe::source::SourceError> {
         Ok(self.0.keys().cloned().collect())
     }
 
     fn read(
         &self,
         key: &str,
-    ) -> Result<std::borrow::Cow<'_, crate::TypedTensor>, crate::source::SourceError> {
+    ) -> Result<std::borrow::Cow<'_, crate::TypedTensor>, crate::observe::source::SourceError> {
         let t = self
             .0
             .get(key)
-            .ok_or_else(|| crate::source::SourceError::NotFound { key: key.into() })?;
+            .ok_or_else(|| crate::observe::source::SourceError::NotFound { key: key.into() })?;
         let data = t.values.copy();
         let provenance = crate::tensor::Provenance {
             file: t.provenance.clone().unwrap_or_else(|| "<js>".into()),
@@ -255,7 +255,7 @@ impl crate::TensorSource for JsTensors {
                 typed.stage = t.stage.clone();
                 std::borrow::Cow::Owned(typed)
             })
-            .ok_or_else(|| crate::source::SourceError::BadTensor {
+            .ok_or_else(|| crate::observe::source::SourceError::BadTensor {
                 key: key.into(),
                 len,
                 shape: t.shape.clone(),
@@ -263,9 +263,9 @@ impl crate::TensorSource for JsTensors {
     }
 
     /// A float32 tensor is streamed, so that it is never held whole in wasm memory.
-    fn stream_f32(&self, key: &str) -> Option<&dyn crate::source::F32Stream> {
+    fn stream_f32(&self, key: &str) -> Option<&dyn crate::observe::source::F32Stream> {
         let t = self.0.get(key)?;
-        matches!(t.values, JsValues::F32(_)).then_some(t as &dyn crate::source::F32Stream)
+        matches!(t.values, JsValues::F32(_)).then_some(t as &dyn crate::observe::source::F32Stream)
     }
 
     fn helpers(&self) -> Option<&dyn BlockHelpers> {
@@ -299,7 +299,7 @@ impl BlockHelpers for JsTensors {
 }
 
 /// A float32 tensor in JS memory, copied into wasm memory a block at a time by the engine.
-impl crate::source::F32Stream for JsTensor {
+impl crate::observe::source::F32Stream for JsTensor {
     fn shape(&self) -> &[usize] {
         &self.shape
     }
@@ -317,7 +317,7 @@ impl crate::source::F32Stream for JsTensor {
 struct ObservedJs {
     step: u64,
     values: std::collections::BTreeMap<String, crate::Value>,
-    skipped: Vec<crate::runtime::Skipped>,
+    skipped: Vec<crate::observe::runtime::Skipped>,
     failed: Vec<String>,
 }
 
@@ -409,7 +409,7 @@ fn observe_source(
     step: Option<f64>,
     options: JsValue,
 ) -> Result<JsValue, JsError> {
-    let opts: ObserveOpts = super::store::call_opts("observe", options)?;
+    let opts: ObserveOpts = super::call::call_opts("observe", options)?;
     let specs = specs_from_js(specs)?;
     let pack = specs
         .into_iter()
@@ -424,7 +424,7 @@ fn observe_source(
                 b.max_compute_ms
             )));
         }
-        runtime = runtime.with_budget(crate::runtime::Budget {
+        runtime = runtime.with_budget(crate::observe::runtime::Budget {
             max_compute_ms: b.max_compute_ms,
         });
     }
@@ -478,7 +478,7 @@ fn window(name: &str, w: f64) -> Result<usize, JsError> {
 /// `x[i] - x[i-1]` (NaN first), as a Float64Array.
 #[wasm_bindgen(js_name = delta)]
 pub fn delta_js(history: &[f64]) -> Vec<f64> {
-    crate::temporal::delta(history)
+    crate::observe::temporal::delta(history)
 }
 
 /// Exponential moving average with smoothing `alpha` in (0, 1].
@@ -489,19 +489,22 @@ pub fn ema_js(history: &[f64], alpha: f64) -> Result<Vec<f64>, JsError> {
             "ema: alpha {alpha} is not in (0, 1]"
         )));
     }
-    Ok(crate::temporal::ema(history, alpha))
+    Ok(crate::observe::temporal::ema(history, alpha))
 }
 
 /// Least-squares slope over each window (NaN before the first full window).
 #[wasm_bindgen(js_name = slope)]
 pub fn slope_js(history: &[f64], w: f64) -> Result<Vec<f64>, JsError> {
-    Ok(crate::temporal::slope(history, window("slope", w)?))
+    Ok(crate::observe::temporal::slope(
+        history,
+        window("slope", w)?,
+    ))
 }
 
 /// Sample standard deviation (ddof = 1) over each window.
 #[wasm_bindgen(js_name = rollingStd)]
 pub fn rolling_std_js(history: &[f64], w: f64) -> Result<Vec<f64>, JsError> {
-    Ok(crate::temporal::rolling_std(
+    Ok(crate::observe::temporal::rolling_std(
         history,
         window("rollingStd", w)?,
     ))

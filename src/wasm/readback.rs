@@ -1,7 +1,7 @@
 //! Reading a record back from JS: the seed's somatize.record and its figures over an open store.
 
+use super::call::{call_opts, curve_to_js, figure_js, readback_err, rows_and_skipped, FigureOpts};
 use super::health::health_figure;
-use super::store::{call_opts, curve_to_js, readback_err, rows_and_skipped};
 use super::*;
 use crate::readback::lines::Line;
 use crate::store::Field;
@@ -81,71 +81,6 @@ pub(super) fn readback_call<F: StoreFs>(
         "fleet" => to_js(&rb::fleet(store, o.run(name)?, o.last).map_err(readback_err)?),
         _ => to_js(&rb::standing(store).map_err(readback_err)?),
     }
-}
-
-/// Options of `figure`: which figure, of which run, and what that figure takes.
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct FigureOpts {
-    pub(super) kind: String,
-    pub(super) run: String,
-    pub(super) of: Option<String>,
-    pub(super) smooth: Option<usize>,
-    pub(super) last: Option<usize>,
-    pub(super) forward: Option<u64>,
-    pub(super) thresholds: Option<serde_json::Value>,
-}
-
-impl FigureOpts {
-    /// Refuse an option this kind of figure does not take, naming it (never ignored).
-    pub(super) fn check(&self) -> Result<(), JsError> {
-        let takes: &[&str] = match self.kind.as_str() {
-            "progress" => &["of", "smooth"],
-            "spent" | "machines" => &["last"],
-            "gantt" => &["forward"],
-            "profile" => &["of", "last", "thresholds"],
-            "flags" | "overlaid" => &["last", "thresholds"],
-            _ => return Ok(()), // an unknown kind is refused by name where it is drawn
-        };
-        for (given, field) in [
-            (self.of.is_some(), "of"),
-            (self.smooth.is_some(), "smooth"),
-            (self.last.is_some(), "last"),
-            (self.forward.is_some(), "forward"),
-            (self.thresholds.is_some(), "thresholds"),
-        ] {
-            if given && !takes.contains(&field) {
-                return Err(coded(
-                    codes::UNKNOWN_OPTION,
-                    format!(
-                        "options of figure {:?}: unknown field `{field}`, expected {}",
-                        self.kind,
-                        takes.join(", ")
-                    ),
-                ));
-            }
-        }
-        Ok(())
-    }
-}
-
-/// A figure with what was skipped to draw it: Plotly's `{data, layout}` plus `skipped`.
-#[derive(Serialize)]
-pub(super) struct FigureJs<'a, S: Serialize> {
-    pub(super) data: &'a [serde_json::Value],
-    pub(super) layout: &'a serde_json::Value,
-    pub(super) skipped: &'a [S],
-}
-
-pub(super) fn figure_js(
-    answer: crate::readback::Answer<crate::figures::Figure>,
-) -> Result<JsValue, JsError> {
-    let f = &answer.rows;
-    to_js(&FigureJs {
-        data: &f.data,
-        layout: &f.layout,
-        skipped: &answer.skipped,
-    })
 }
 
 /// `figure({kind, run, …})`: progress, spent, gantt or machines as Plotly figure JSON.

@@ -1,5 +1,6 @@
 //! An open store in JS (`StoreHandle`) and the dispatch of every call on it.
 
+use super::call::{call_opts, figure_js, readback_err, FigureOpts};
 use super::health::{health_call, health_figure_with, judge_call};
 use super::js_fs::{JsFs, JsRange};
 use super::readback::{figure_call, readback_call};
@@ -134,24 +135,6 @@ struct FetchJs<'a> {
     tensors: Vec<&'a str>,
 }
 
-/// Read a call's options object (`undefined` is `{}`).
-pub(super) fn call_opts<T: DeserializeOwned>(name: &str, options: JsValue) -> Result<T, JsError> {
-    let options = if options.is_undefined() || options.is_null() {
-        js_sys::Object::new().into()
-    } else {
-        options
-    };
-    // Through a JSON value, so that `deny_unknown_fields` sees every key the caller gave.
-    let what = format!("options of {name}");
-    let value: serde_json::Value = from_js(&what, options)?;
-    serde_json::from_value(value).map_err(|e| option_error(&what, e))
-}
-
-/// A record error as a JS error with its code (a missing run is `NO_SUCH_RUN`).
-pub(super) fn readback_err(e: crate::readback::ReadbackError) -> JsError {
-    core_err(e)
-}
-
 /// The names `store_call` answers, for the message about an unknown one.
 const STORE_CALLS: &[&str] = &[
     "format",
@@ -222,7 +205,7 @@ fn store_call<F: StoreFs>(
             compare_figure_js(store, &kept.curves, call_opts(name, options)?)
         }
         "figure" => {
-            let o: super::readback::FigureOpts = call_opts(name, options)?;
+            let o: FigureOpts = call_opts(name, options)?;
             o.check()?;
             match o.kind.as_str() {
                 "profile" | "flags" | "overlaid" => health_figure_with(store, health, o),
@@ -356,7 +339,7 @@ fn compare_figure_js<F: StoreFs>(
     };
     check(&options).map_err(|e| js_err(format!("compare: {e}")))?;
     let answer = compare_kept(store, &options, &mut curves.borrow_mut()).map_err(core_err)?;
-    super::readback::figure_js(answer)
+    figure_js(answer)
 }
 
 fn scan_js<F: StoreFs>(
@@ -408,11 +391,11 @@ fn scan_js<F: StoreFs>(
 fn gantt_js<F: StoreFs>(
     store: &Store<F>,
     lines: &crate::readback::KeptLines,
-    o: super::readback::FigureOpts,
+    o: FigureOpts,
 ) -> Result<JsValue, JsError> {
     let figure = crate::figures::gantt::gantt_kept(store, &o.run, o.forward.unwrap_or(0), lines)
         .map_err(core_err)?;
-    super::readback::figure_js(crate::readback::Answer::new(figure))
+    figure_js(crate::readback::Answer::new(figure))
 }
 
 fn fetch_js<F: StoreFs>(store: &Store<F>, o: FetchOpts) -> Result<JsValue, JsError> {
@@ -447,52 +430,4 @@ fn fetch_js<F: StoreFs>(store: &Store<F>, o: FetchOpts) -> Result<JsValue, JsErr
         stats: blob.stats().map_err(core_err)?,
         tensors: blob.tensor_keys(),
     })
-}
-
-// Pairs a curve's two columns into `[forward, value]` rows in JS, where making a small array
-// costs nanoseconds (from wasm, each costs several calls across the boundary); `texts` holds
-// `[index, text]` for the values that are not finite numbers.
-#[wasm_bindgen(inline_js = "export function curveRows(forwards, values, texts) {
-  const rows = new Array(forwards.length);
-  for (let i = 0; i < forwards.length; i++) rows[i] = [forwards[i], values[i]];
-  for (const [i, text] of texts) rows[i][1] = text;
-  return rows;
-}")]
-extern "C" {
-    #[wasm_bindgen(js_name = curveRows)]
-    fn curve_rows(forwards: &[f64], values: &[f64], texts: JsValue) -> js_sys::Array;
-}
-
-/// A curve's `{rows: [[forward, value]], skipped}` as a plain JS value, the same value `to_js`
-/// gives (a non-finite value as its text, as the core writes it): two columns of numbers cross
-/// as views of wasm memory and are paired in JS (`curveRows`), far cheaper than a million
-/// small arrays made one call at a time or written and parsed as JSON text.
-pub(super) fn curve_to_js(
-    answer: &crate::readback::Answer<Vec<crate::readback::Point>>,
-) -> Result<JsValue, JsError> {
-    let forwards: Vec<f64> = answer.rows.iter().map(|p| p.forward as f64).collect();
-    let values: Vec<f64> = answer.rows.iter().map(|p| p.value).collect();
-    let texts: Vec<(usize, crate::store::Num)> = (0..)
-        .zip(&answer.rows)
-        .filter(|(_, p)| !p.value.is_finite())
-        .map(|(i, p)| (i, crate::store::Num(p.value)))
-        .collect();
-    let rows = curve_rows(&forwards, &values, to_js(&texts)?);
-    rows_and_skipped(&rows, &answer.skipped)
-}
-
-/// `{rows, skipped}` as a plain JS object, `rows` already made in JS.
-pub(super) fn rows_and_skipped(
-    rows: &JsValue,
-    skipped: &impl Serialize,
-) -> Result<JsValue, JsError> {
-    let out = js_sys::Object::new();
-    let set = |key: &str, value: &JsValue| {
-        js_sys::Reflect::set(&out, &JsValue::from_str(key), value)
-            .map(|_| ())
-            .map_err(|e| js_err(format!("{e:?}")))
-    };
-    set("rows", rows)?;
-    set("skipped", &to_js(skipped)?)?;
-    Ok(out.into())
 }

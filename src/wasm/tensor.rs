@@ -165,7 +165,7 @@ impl std::io::Seek for JsSource {
     }
 }
 
-impl crate::tensor::source::Source for JsSource {
+impl crate::tensor::bytes::Source for JsSource {
     fn in_memory(&self) -> Option<&[u8]> {
         None
     }

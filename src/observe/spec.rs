@@ -105,7 +105,7 @@ fn canonical_op(field: &'static str, text: &str) -> Result<String, SpecError> {
     let name = name.to_ascii_lowercase();
     let numbers = match args {
         Some(args) => parse_numbers(args).ok_or_else(bad)?,
-        None => match crate::registry::default_args(&name) {
+        None => match default_args(&name) {
             Some(defaults) => defaults,
             None => return Ok(name),
         },
@@ -113,6 +113,21 @@ fn canonical_op(field: &'static str, text: &str) -> Result<String, SpecError> {
     // `+ 0.0` turns -0 into 0, so the two spellings of zero are one op.
     let numbers: Vec<String> = numbers.iter().map(|v| format!("{}", v + 0.0)).collect();
     Ok(format!("{name}({})", numbers.join(",")))
+}
+
+/// The default `eps` of `sparsity`.
+pub const SPARSITY_EPS: f64 = 1e-6;
+/// The default `delta` of `srank` (Kumar et al. 2021).
+pub const SRANK_DELTA: f64 = 0.01;
+
+/// The arguments a known op takes when none are written, so that `sparsity` and
+/// `sparsity(0.000001)` are the same op (and get the same id).
+pub fn default_args(name: &str) -> Option<Vec<f64>> {
+    match name {
+        "sparsity" => Some(vec![SPARSITY_EPS]),
+        "srank" => Some(vec![SRANK_DELTA]),
+        _ => None,
+    }
 }
 
 /// The comma-separated finite numbers of an op's argument list.

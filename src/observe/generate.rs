@@ -1,9 +1,9 @@
 //! `generate`: one observable per tensor and reduction over the keys a source holds.
 
-use crate::registry::{self, RegistryError};
-use crate::runtime::{Observable, Pack};
-use crate::source::{split_key, Selector, SourceError, TensorSource};
-use crate::spec::ObservableSpec;
+use crate::observe::registry::{self, RegistryError};
+use crate::observe::runtime::{Observable, Pack};
+use crate::observe::source::{split_key, Selector, SourceError, TensorSource};
+use crate::observe::spec::ObservableSpec;
 use std::fmt;
 
 /// The kinds `generate` covers by default: parameters only, as the seed's 0.1.0 does (it

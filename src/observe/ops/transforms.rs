@@ -2,7 +2,7 @@
 //! materialised values (center, flatten, per_row, per_column).
 
 use super::OpError;
-use crate::registry::Transform;
+use crate::observe::registry::Transform;
 
 /// An element-wise transform, cheap enough to apply to each chunk on the fly.
 #[derive(Debug, Clone, Copy, PartialEq)]

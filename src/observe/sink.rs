@@ -4,7 +4,7 @@
 //! and step, `history` of one id up to a step (what the runtime's temporal option needs). The
 //! store-backed sink implements the same trait over a run's forwards.
 
-use crate::value::Value;
+use crate::observe::value::Value;
 use std::collections::BTreeMap;
 use std::fmt;
 

@@ -1,7 +1,7 @@
 //! `FileSource` and `CheckpointSource`: tensor files (NPZ dumps, torch checkpoints, safetensors) as observable sources.
 
-use crate::source::{SourceError, TensorSource};
-use crate::tensor::source::Source;
+use crate::observe::source::{SourceError, TensorSource};
+use crate::tensor::bytes::Source;
 use crate::tensor::{TensorError, TensorFile, TypedTensor};
 use std::borrow::Cow;
 use std::cell::RefCell;

@@ -5,7 +5,7 @@
 //! `pandas.Series.diff()`, `.ewm(alpha=α, adjust=False, ignore_na=True).mean()`,
 //! a least-squares line over `.rolling(w)` windows, and `.rolling(w).std()` (ddof = 1).
 
-use crate::spec::Temporal;
+use crate::observe::spec::Temporal;
 
 /// `x[i] - x[i-1]`; the first entry is NaN.
 pub fn delta(history: &[f64]) -> Vec<f64> {

@@ -11,13 +11,20 @@
 
 use super::engine::{Batch, BLOCK_LEN};
 use super::Chunk;
-use crate::source::F32Stream;
 
 pub use super::engine::{accumulate_block, BlockKind};
 
 /// The fewest values a tensor must have before helpers are asked: below this, handing work
 /// out costs more than it saves (natively, one thread per 2^22 values).
 pub const HELPED_MIN: usize = 1 << 23;
+
+/// A float32 tensor copied out block by block (see [`crate::observe::source::TensorSource::stream_f32`]).
+pub trait F32Stream {
+    /// Its shape; its values fill it.
+    fn shape(&self) -> &[usize];
+    /// Copy the values from `start` on into `out`, `out.len()` of them, all within the tensor.
+    fn copy_f32(&self, start: usize, out: &mut [f32]);
+}
 
 /// Helpers that accumulate blocks of a tensor elsewhere, on other threads.
 pub trait BlockHelpers {

@@ -7,9 +7,9 @@ pub mod transforms;
 
 pub use engine::Batch;
 
-use crate::registry::Plan;
+use crate::observe::registry::Plan;
+use crate::observe::value::Value;
 use crate::tensor::{TensorData, TypedTensor};
-use crate::value::Value;
 use std::fmt;
 
 /// Why a transform or reduction could not run on a tensor.

@@ -6,6 +6,7 @@
 //! `loss` is kind `loss`, name `loss`. A file or checkpoint source only has to list its keys
 //! and read one by key.
 
+pub use crate::observe::ops::blocks::F32Stream;
 use crate::tensor::TypedTensor;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
@@ -56,18 +57,10 @@ pub trait TensorSource {
         None
     }
     /// Helpers on other threads that can take blocks of a streamed tensor (see
-    /// [`crate::ops::blocks`]), when the source has them; `None` to take every block here.
-    fn helpers(&self) -> Option<&dyn crate::ops::blocks::BlockHelpers> {
+    /// [`crate::observe::ops::blocks`]), when the source has them; `None` to take every block here.
+    fn helpers(&self) -> Option<&dyn crate::observe::ops::blocks::BlockHelpers> {
         None
     }
-}
-
-/// A float32 tensor copied out block by block (see [`TensorSource::stream_f32`]).
-pub trait F32Stream {
-    /// Its shape; its values fill it.
-    fn shape(&self) -> &[usize];
-    /// Copy the values from `start` on into `out`, `out.len()` of them, all within the tensor.
-    fn copy_f32(&self, start: usize, out: &mut [f32]);
 }
 
 /// Split a key into its kind and name (`param.fc1.weight` → `param`, `fc1.weight`;

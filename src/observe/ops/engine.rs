@@ -9,9 +9,9 @@
 use super::reductions::{self, ChannelAcc, HistogramAcc, SparsityAcc, SumSqAcc};
 use super::transforms::{self, Elementwise};
 use super::{Chunk, OpError};
-use crate::registry::{Plan, Reduction, Transform};
-use crate::stats::{Element, Moments};
-use crate::value::Value;
+use crate::math::stats::{Element, Moments};
+use crate::observe::registry::{Plan, Reduction, Transform};
+use crate::observe::value::Value;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// What a registered plan reads its value from.

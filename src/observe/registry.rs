@@ -1,6 +1,7 @@
 //! The registry of named transforms and reductions: parsing, argument checks and defaults.
 
-use crate::spec::{ObservableSpec, SpecError};
+pub use crate::observe::spec::{default_args, SPARSITY_EPS, SRANK_DELTA};
+use crate::observe::spec::{ObservableSpec, SpecError};
 use std::fmt;
 
 /// A transform applied to a tensor before its reduction, in spec order.
@@ -155,24 +156,10 @@ pub const REDUCTIONS: &[&str] = &[
     "srank(delta=0.01)",
 ];
 
-/// The default `eps` of `sparsity`.
-pub const SPARSITY_EPS: f64 = 1e-6;
-/// The default `delta` of `srank` (Kumar et al. 2021).
-pub const SRANK_DELTA: f64 = 0.01;
 /// The most bins a histogram may have.
 pub const MAX_BINS: usize = 1 << 20;
 /// The most quantiles one reduction may ask for.
 pub const MAX_QUANTILES: usize = 1024;
-
-/// The arguments a known op takes when none are written, so that `sparsity` and
-/// `sparsity(0.000001)` are the same op (and get the same id).
-pub fn default_args(name: &str) -> Option<Vec<f64>> {
-    match name {
-        "sparsity" => Some(vec![SPARSITY_EPS]),
-        "srank" => Some(vec![SRANK_DELTA]),
-        _ => None,
-    }
-}
 
 /// Split a canonical op `name(a,b)` into its name and numbers.
 fn split_op(text: &str) -> Result<(String, Vec<f64>), SpecError> {

@@ -1,14 +1,14 @@
 //! Observables, packs and the runtime that observes a step: eligibility, budget, one read per
 //! key and one pass per tensor; and the offline analyzer that takes the same path over files.
 
-use crate::ops::blocks::BlockHelpers;
-use crate::ops::{Batch, Chunk, OpError};
-use crate::registry::{self, Plan, RegistryError};
-use crate::sink::{SinkError, ValueSink};
-use crate::source::{F32Stream, KeyIndex, Selector, SourceError, TensorSource};
-use crate::spec::{ObservableSpec, SpecError};
+use crate::observe::ops::blocks::BlockHelpers;
+use crate::observe::ops::{Batch, Chunk, OpError};
+use crate::observe::registry::{self, Plan, RegistryError};
+use crate::observe::sink::{SinkError, ValueSink};
+use crate::observe::source::{F32Stream, KeyIndex, Selector, SourceError, TensorSource};
+use crate::observe::spec::{ObservableSpec, SpecError};
+use crate::observe::value::Value;
 use crate::tensor::TypedTensor;
-use crate::value::Value;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
@@ -457,7 +457,7 @@ impl Runtime {
             across,
             obs,
             None,
-            &mut |len, f| crate::ops::for_each_native_chunk(&tensor.data, len, f),
+            &mut |len, f| crate::observe::ops::for_each_native_chunk(&tensor.data, len, f),
         );
         for &i in &work.customs {
             let o = &self.observables[i];
@@ -529,7 +529,7 @@ impl Runtime {
             .fold(batch.chunk_len(), usize::min);
         let fed = match helped {
             Some((stream, helpers)) if feeding.is_empty() => {
-                crate::ops::blocks::feed_helped(key, stream, helpers, &mut batch)
+                crate::observe::ops::blocks::feed_helped(key, stream, helpers, &mut batch)
             }
             _ => false,
         };
@@ -613,11 +613,11 @@ impl Runtime {
 type Feed<'a> = dyn FnMut(usize, &mut dyn FnMut(Chunk<'_>)) + 'a;
 
 /// Copy a streamed tensor into one reused buffer a block at a time
-/// ([`crate::ops::engine::stream_len`] values, so that the result is the same as fed whole)
+/// ([`crate::observe::ops::engine::stream_len`] values, so that the result is the same as fed whole)
 /// and hand it on in chunks of at most `chunk_len` values while it is in cache.
 fn feed_stream(stream: &dyn F32Stream, chunk_len: usize, f: &mut dyn FnMut(Chunk<'_>)) {
     let total: usize = stream.shape().iter().product();
-    let block = crate::ops::engine::stream_len(chunk_len);
+    let block = crate::observe::ops::engine::stream_len(chunk_len);
     let mut buf = vec![0f32; block.min(total)];
     let mut start = 0;
     while start < total {
@@ -659,7 +659,7 @@ impl OfflineAnalyzer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::HookSource;
+    use crate::observe::source::HookSource;
     use std::borrow::Cow;
     use std::cell::Cell;
 
@@ -762,7 +762,7 @@ mod tests {
         .map(String::from);
         let mut specs = Vec::new();
         let o = crate::GenerateOptions {
-            kinds: crate::generate::ALL_KINDS
+            kinds: crate::observe::generate::ALL_KINDS
                 .iter()
                 .map(|k| k.to_string())
                 .collect(),
@@ -810,7 +810,9 @@ mod tests {
         fail: Vec<usize>,
         decline: bool,
         greedy: bool,
-        job: std::cell::RefCell<Option<(String, crate::ops::blocks::BlockKind, usize, usize)>>,
+        job: std::cell::RefCell<
+            Option<(String, crate::observe::ops::blocks::BlockKind, usize, usize)>,
+        >,
         front: Cell<usize>,
         back: Cell<usize>,
         started: Cell<usize>,
@@ -834,7 +836,7 @@ mod tests {
         fn start(
             &self,
             key: &str,
-            kind: crate::ops::blocks::BlockKind,
+            kind: crate::observe::ops::blocks::BlockKind,
             len: usize,
             blocks: usize,
         ) -> bool {
@@ -857,7 +859,7 @@ mod tests {
             let mut out = Vec::new();
             for b in first..*blocks {
                 let part = &v[b * len..((b + 1) * len).min(v.len())];
-                let mut f = crate::ops::blocks::accumulate_block(*kind, part);
+                let mut f = crate::observe::ops::blocks::accumulate_block(*kind, part);
                 if self.fail.contains(&b) {
                     f[0] = f64::NAN;
                 }
@@ -910,7 +912,7 @@ mod tests {
         let v = values(n, 9);
         let mut hook = HookSource::new();
         hook.put_f32("param.w", v.clone(), vec![n]).unwrap();
-        let eight = crate::stats::Stats::FLOATS;
+        let eight = crate::math::stats::Stats::FLOATS;
         let runtime = |reductions: &[&str]| {
             let specs = reductions
                 .iter()

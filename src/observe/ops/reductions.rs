@@ -2,12 +2,12 @@
 //! sparsity, histograms and channel activity, and the ones that need the values in hand.
 
 use super::OpError;
-use crate::linalg;
-use crate::registry::Reduction;
-use crate::stats::{Element, Stats};
-use crate::value::Value;
+use crate::math::linalg;
+use crate::math::stats::{Element, Stats};
+use crate::observe::registry::Reduction;
+use crate::observe::value::Value;
 
-/// Whether a reduction is read off [`crate::stats::Moments`].
+/// Whether a reduction is read off [`crate::math::stats::Moments`].
 pub fn is_moment(r: &Reduction) -> bool {
     use Reduction::*;
     matches!(
@@ -104,7 +104,7 @@ pub fn is_light(r: &Reduction) -> bool {
 const SQ_LANES: usize = 8;
 
 /// The sum of squares of the finite values and the counts: all that `l2`, `rms`, `count`
-/// and `nonfinite` need, at a fraction of the cost of full [`crate::stats::Moments`].
+/// and `nonfinite` need, at a fraction of the cost of full [`crate::math::stats::Moments`].
 #[derive(Debug, Clone, Default)]
 pub struct SumSqAcc {
     seen: u64,
@@ -215,7 +215,7 @@ impl SumSqAcc {
     /// How many numbers [`SumSqAcc::to_fields`] writes.
     pub const FIELDS: usize = 3;
 
-    /// The accumulator as plain numbers (see [`crate::stats::Moments::to_fields`]).
+    /// The accumulator as plain numbers (see [`crate::math::stats::Moments::to_fields`]).
     pub fn to_fields(&self) -> [f64; Self::FIELDS] {
         [self.seen as f64, self.finite as f64, self.sum_sq]
     }
@@ -226,8 +226,8 @@ impl SumSqAcc {
             return None;
         };
         Some(SumSqAcc {
-            seen: crate::stats::count_of(seen)?,
-            finite: crate::stats::count_of(finite)?,
+            seen: crate::math::stats::count_of(seen)?,
+            finite: crate::math::stats::count_of(finite)?,
             sum_sq,
         })
     }
@@ -243,7 +243,7 @@ impl SumSqAcc {
     /// or infinite, or the squares overflowed) the slice is summed again with masks.
     pub fn feed<T: Element>(&mut self, values: &[T]) {
         #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-        let sq = crate::stats::simd_sum_sq(T::native(values)).map_or_else(
+        let sq = crate::math::stats::simd_sum_sq(T::native(values)).map_or_else(
             || sum_sq_plain(values),
             |s| [s, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
         );
@@ -251,7 +251,7 @@ impl SumSqAcc {
         let sq = if std::arch::is_x86_feature_detected!("avx2") {
             match T::native(values) {
                 // SAFETY: AVX2 was detected just above.
-                crate::stats::Native::F32(v) => unsafe { sum_sq_f32_avx2(v) },
+                crate::math::stats::Native::F32(v) => unsafe { sum_sq_f32_avx2(v) },
                 // SAFETY: AVX2 was detected just above.
                 _ => unsafe { sum_sq_plain_avx2(values) },
             }
@@ -470,7 +470,7 @@ fn quantile_sorted(sorted: &[f64], q: f64) -> Option<f64> {
 pub fn reduce_values(r: &Reduction, values: &[f64], shape: &[usize]) -> Result<Value, OpError> {
     check_shape(r, shape)?;
     if is_moment(r) {
-        let stats = crate::stats::stats_of(values);
+        let stats = crate::math::stats::stats_of(values);
         return Ok(Value::Scalar(from_stats(r, &stats).flatten()));
     }
     Ok(match r {
