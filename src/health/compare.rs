@@ -147,7 +147,7 @@ struct IndexSummary {
 pub(crate) fn sketch_of(of: &str, points: &[(u64, i64, f64)]) -> Option<Sketch> {
     let first = points.first()?;
     let ys: Vec<f64> = points.iter().map(|p| p.2).collect();
-    let keep = crate::figures::compare::downsample(ys.len(), &[&ys], summary::SKETCH_POINTS);
+    let keep = crate::math::downsample::downsample(ys.len(), &[&ys], summary::SKETCH_POINTS);
     let start_us = first.1;
     Some(Sketch {
         of: of.to_string(),
