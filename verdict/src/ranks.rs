@@ -179,25 +179,36 @@ fn qualify_fault(writer: &str, f: Fault) -> Fault {
     }
 }
 
+/// The writers' items grouped by `key`, in the order the keys are first met: per key, each
+/// writer that has an item of that key with its (first) one.
+fn by_key<'a, T, K: PartialEq>(
+    per: &'a [(&'a str, Vec<T>)],
+    key: impl Fn(&T) -> K,
+) -> Vec<Vec<(&'a str, &'a T)>> {
+    let mut keys: Vec<K> = Vec::new();
+    for (_, items) in per {
+        for x in items {
+            let k = key(x);
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        }
+    }
+    keys.into_iter()
+        .map(|k| {
+            per.iter()
+                .filter_map(|(w, items)| items.iter().find(|x| key(x) == k).map(|x| (*w, x)))
+                .collect()
+        })
+        .collect()
+}
+
 /// Findings of each writer, read together: one raised by all `all` writers at the same node
 /// once, unqualified (since its earliest start, until its latest end, the first writer's
 /// numbers otherwise); the others per writer at `writer/node`. In the order first met.
 fn merge_findings(per: &[(&str, Vec<Finding>)], all: usize) -> Vec<Finding> {
-    let key = |f: &Finding| (f.node.clone(), f.flag.kind);
-    let mut keys: Vec<(String, FlagKind)> = Vec::new();
-    for (_, fs) in per {
-        for f in fs {
-            if !keys.contains(&key(f)) {
-                keys.push(key(f));
-            }
-        }
-    }
     let mut out = Vec::new();
-    for k in keys {
-        let holders: Vec<(&str, &Finding)> = per
-            .iter()
-            .filter_map(|(w, fs)| fs.iter().find(|f| key(f) == k).map(|f| (*w, f)))
-            .collect();
+    for holders in by_key(per, |f| (f.node.clone(), f.flag.kind)) {
         if holders.len() == all {
             let mut f = holders[0].1.clone();
             f.since = holders
@@ -221,34 +232,16 @@ fn merge_findings(per: &[(&str, Vec<Finding>)], all: usize) -> Vec<Finding> {
 /// Faults of each writer, read together as [`merge_findings`] reads findings (by their
 /// root); what a fault raised by every writer folds is merged the same way.
 fn merge_faults(per: &[(&str, Vec<Fault>)], all: usize) -> Vec<Fault> {
-    let key = |f: &Fault| (f.root.node.clone(), f.root.flag.kind);
-    let mut keys: Vec<(String, FlagKind)> = Vec::new();
-    for (_, fs) in per {
-        for f in fs {
-            if !keys.contains(&key(f)) {
-                keys.push(key(f));
-            }
-        }
-    }
     let mut out = Vec::new();
-    for k in keys {
-        let holders: Vec<(&str, &Fault)> = per
-            .iter()
-            .filter_map(|(w, fs)| fs.iter().find(|f| key(f) == k).map(|f| (*w, f)))
-            .collect();
+    for holders in by_key(per, |f| (f.root.node.clone(), f.root.flag.kind)) {
         if holders.len() == all {
-            let roots: Vec<(&str, Vec<Finding>)> = holders
-                .iter()
-                .map(|(w, f)| (*w, vec![f.root.clone()]))
-                .collect();
-            let folded: Vec<(&str, Vec<Finding>)> = holders
-                .iter()
-                .map(|(w, f)| (*w, f.folded.clone()))
-                .collect();
-            let root = merge_findings(&roots, all).remove(0);
+            let part = |pick: fn(&Fault) -> Vec<Finding>| -> Vec<(&str, Vec<Finding>)> {
+                holders.iter().map(|(w, f)| (*w, pick(f))).collect()
+            };
+            let root = merge_findings(&part(|f| vec![f.root.clone()]), all).remove(0);
             out.push(Fault {
                 root,
-                folded: merge_findings(&folded, all),
+                folded: merge_findings(&part(|f| f.folded.clone()), all),
             });
         } else {
             out.extend(
