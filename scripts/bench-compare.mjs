@@ -5,7 +5,15 @@
 // out and put back, a zoom). Medians over BENCH_ROUNDS page loads (default 3), each interaction
 // repeated 5 times per load, printed with the date and the machine's load.
 //
-//   node scripts/bench-compare.mjs [--runs N] [--forwards N] [--regen] [--page DIR] [--store DIR] [--profile]
+//   node scripts/bench-compare.mjs [--runs N] [--forwards N] [--regen] [--page DIR] [--store DIR] [--profile] [--folder]
+//
+// --folder opens the store as a person picks a folder (the page's folder input, files read
+// lazily through the browser's File objects: no HTTP); the table is timed from the pick.
+// Each load also reads the page's memory at its end: the proportional set size (PSS,
+// /proc/PID/smaps_rollup) of the renderer holding the page and its worker (the only one with
+// a dedicated worker), against the page's bound of 200 MiB (docs/benchmarks.md). Playwright
+// keeps DevTools' copy of every HTTP response in that renderer, so over HTTP it reads high;
+// from a folder nothing goes over the network.
 //
 // --store DIR (under the checkout) opens that store instead, as it is; --page DIR opens DIR/index.html instead of www/ (a copy of an earlier page and its pkg/ put
 // side by side under the checkout, to measure before and after in one session); --profile
@@ -17,7 +25,7 @@
 // the rest as index lines; each run finished, so its summary is in summaries.jsonl) and reused
 // (--regen writes it again). Needs scripts/build-wasm.sh first.
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import { serve, launch, root } from "../tests/browser/harness.mjs";
@@ -33,6 +41,30 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const PAGE = flag("--page", "www").replace(/\/+$/, "");
 const PROFILE = args.includes("--profile");
 const REPEAT = 5;
+const FOLDER = args.includes("--folder");
+
+const readText = (path) => {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return "";
+  }
+};
+/** The PSS in bytes of the Chromium renderer running a dedicated worker (the page under test). */
+function pageMemory() {
+  for (const p of readdirSync("/proc").filter((x) => /^\d+$/.test(x))) {
+    if (!readText(`/proc/${p}/cmdline`).includes("--type=renderer")) continue;
+    let tasks = [];
+    try {
+      tasks = readdirSync(`/proc/${p}/task`);
+    } catch {
+      continue;
+    }
+    if (!tasks.some((t) => readText(`/proc/${p}/task/${t}/comm`).trim() === "DedicatedWorker")) continue;
+    return Number(/^Pss:\s+(\d+) kB/m.exec(readText(`/proc/${p}/smaps_rollup`))?.[1] ?? 0) * 1024;
+  }
+  return NaN;
+}
 const rel = flag("--store", `target/bench-compare/store-${RUNS}x${FORWARDS}`).replace(/\/+$/, "");
 const store = join(root, rel);
 
@@ -147,18 +179,27 @@ function profiler() {
 if (!args.includes("--store")) ensureStore();
 const { server, origin } = await serve();
 const browser = await launch();
-const got = { table: [], overlay50: [], ema: [], out: [], back: [], zoom: [], unzoom: [] };
+const got = { table: [], overlay50: [], ema: [], out: [], back: [], zoom: [], unzoom: [], pssTable: [], pss: [] };
 try {
   for (let round = 0; round < ROUNDS; round++) {
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     const errors = [];
     page.on("pageerror", (e) => errors.push(String(e)));
     if (PROFILE) await page.addInitScript(profiler);
-    await page.goto(`${origin}/${PAGE}/index.html?store=/${rel}/`);
+    let t0 = 0;
+    if (FOLDER) {
+      await page.goto(`${origin}/${PAGE}/index.html`);
+      await page.waitForFunction(() => document.querySelector("#pick-folder"));
+      t0 = await page.evaluate(() => performance.now());
+      await page.setInputFiles("#pick-folder", store);
+    } else {
+      await page.goto(`${origin}/${PAGE}/index.html?store=/${rel}/`);
+    }
     // The run table with every run's health: RUNS rows, none still being judged.
     await page.waitForFunction((n) => document.querySelectorAll("#runs-table tbody tr").length === n &&
       !document.querySelector("#runs-table [data-health=pending]"), RUNS, { timeout: 600_000, polling: 50 });
-    got.table.push(await page.evaluate(() => performance.now()));
+    got.table.push((await page.evaluate(() => performance.now())) - t0);
+    got.pssTable.push(pageMemory());
     await page.waitForFunction(() => document.querySelector("#verdict-headline"), null, { timeout: 600_000 });
     await page.locator("#fig-compare").scrollIntoViewIfNeeded();
     await page.waitForFunction(() => document.querySelector("#fig-compare").dataset.drawn === "true", null, { timeout: 600_000 });
@@ -171,19 +212,21 @@ try {
       got.zoom.push(await inPage(page, "zoom", "always"));
       got.unzoom.push(await inPage(page, "unzoom", "always"));
     }
+    got.pss.push(pageMemory());
     if (errors.length) throw new Error(`the page failed: ${errors.join("; ")}`);
     if (PROFILE) console.error(await page.evaluate(() => window.__profile.report()));
     await page.close();
-    console.error(`round ${round + 1}: table ${got.table.at(-1).toFixed(0)} ms, overlay of 50 ${got.overlay50.at(-1).toFixed(0)} ms`);
+    const mb = (b) => `${(b / 2 ** 20).toFixed(1)} MiB`;
+    console.error(`round ${round + 1}: table ${got.table.at(-1).toFixed(0)} ms, overlay of 50 ${got.overlay50.at(-1).toFixed(0)} ms, page ${mb(got.pssTable.at(-1))} PSS with the table, ${mb(got.pss.at(-1))} at the end`);
   }
 } finally {
   await browser.close();
   server.close();
 }
 const ms = (x) => `${x.toFixed(0)} ms`;
-console.log(`bench-compare ${new Date().toISOString()} (load average ${loadavg().map((l) => l.toFixed(1)).join(", ")}), ${RUNS} runs × ${FORWARDS} forwards over HTTP, medians of ${ROUNDS} page loads (interactions ${REPEAT} times each per load)`);
+console.log(`bench-compare ${new Date().toISOString()} (load average ${loadavg().map((l) => l.toFixed(1)).join(", ")}), ${RUNS} runs × ${FORWARDS} forwards ${FOLDER ? "from a folder" : "over HTTP"}, medians of ${ROUNDS} page loads (interactions ${REPEAT} times each per load)`);
 const rows = [
-  ["run table with every run's health shown (from opening the URL)", median(got.table), 2000],
+  [`run table with every run's health shown (from ${FOLDER ? "picking the folder" : "opening the URL"})`, median(got.table), 2000],
   ["overlay of 50 runs drawn (filter g00-*, choose the runs shown)", median(got.overlay50), 300],
   ["smoothing changed (EMA weight), 50 runs redrawn", median(got.ema), 100],
   ["one run taken out (ctrl-click), 49 redrawn", median(got.out), 100],
@@ -192,3 +235,7 @@ const rows = [
   ["zoom out", median(got.unzoom), 100],
 ];
 for (const [what, t, target] of rows) console.log(`| ${what} | ${ms(t)} | < ${target} ms | ${(t / target).toFixed(2)}× the target |`);
+const pssTable = median(got.pssTable);
+console.log(`| the page's memory with the table shown (PSS of its renderer${FOLDER ? "" : ", DevTools' copies of the responses included"}) | ${(pssTable / 2 ** 20).toFixed(1)} MiB | < 200 MiB | ${(pssTable / 2 ** 20 / 200).toFixed(2)}× the bound |`);
+const pss = median(got.pss);
+console.log(`| the page's memory at the end (PSS of its renderer${FOLDER ? "" : ", DevTools' copies of the responses included"}) | ${(pss / 2 ** 20).toFixed(1)} MiB | < 200 MiB | ${(pss / 2 ** 20 / 200).toFixed(2)}× the bound |`);
