@@ -145,15 +145,21 @@ export async function writeOpfs(page, files) {
  * Draw every figure of `target` (a page or frame) that waits to be scrolled into view: the page
  * draws a figure only on screen (`data-drawn="waiting"` until then). Each is scrolled into view
  * in turn until drawn (an error naming it if it is not within `ms`); then the view goes back
- * where it was.
+ * where it was. In a frame (the notebook widget's iframe) a figure is scrolled into view through
+ * every frame around it (playwright's scrollIntoViewIfNeeded), as the window it must be seen
+ * in is the page's, not the frame's.
  */
-export function drawAll(target, ms = 15000) {
-  return target.evaluate(async (ms) => {
-    const [x, y] = [scrollX, scrollY];
-    for (const f of document.querySelectorAll(".figure[data-drawn=waiting]")) {
-      f.scrollIntoView({ block: "center" });
+export async function drawAll(target, ms = 15000) {
+  const [x, y] = await target.evaluate(() => [scrollX, scrollY]);
+  const ids = await target.evaluate(() => [...document.querySelectorAll(".figure[data-drawn=waiting]")].map((f) => f.id));
+  for (const id of ids) {
+    const handle = await target.$(`[id="${id}"]`);
+    if (!handle) continue;
+    await handle.scrollIntoViewIfNeeded().catch(() => {}); // a figure hidden meanwhile stays as it is
+    await target.evaluate(async ([id, ms]) => {
+      const f = document.getElementById(id);
       const deadline = performance.now() + ms;
-      while (f.dataset.drawn === "waiting") {
+      while (f?.dataset.drawn === "waiting") {
         if (performance.now() > deadline) {
           const r = f.getBoundingClientRect();
           throw new Error(`#${f.id} still waiting to be drawn after ${ms} ms in view ` +
@@ -163,7 +169,7 @@ export function drawAll(target, ms = 15000) {
         }
         await new Promise((r) => setTimeout(r, 20));
       }
-    }
-    scrollTo(x, y);
-  }, ms);
+    }, [id, ms]);
+  }
+  await target.evaluate(([x, y]) => scrollTo(x, y), [x, y]);
 }
