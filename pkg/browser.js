@@ -70,12 +70,7 @@ export async function openStore(source, options = {}) {
   }
   const opened = new Opened(worker(), source, options);
   await opened.handle(); // opening errors (not a store, a newer format) reject here
-  return new Store({
-    call: (name, opts) => opened.post("call", name, opts),
-    stats: () => opened.post("stats"),
-    refresh: () => opened.post("refresh"),
-    close: () => opened.close(),
-  });
+  return new Store(opened.backend());
 }
 
 /** The API's heavier functions run in the worker: bytes (Uint8Array) or a File/Blob. */

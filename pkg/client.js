@@ -146,6 +146,16 @@ export class Opened {
     }
   }
 
+  /** What a `Store` calls: this store's calls, numbers, freshness check and close, in the worker. */
+  backend() {
+    return {
+      call: (name, opts) => this.post("call", name, opts),
+      stats: () => this.post("stats"),
+      refresh: () => this.post("refresh"),
+      close: () => this.close(),
+    };
+  }
+
   async close() {
     if (this.closed) return;
     this.closed = true;

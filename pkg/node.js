@@ -163,12 +163,7 @@ export async function openStore(source, options = {}) {
   }
   const opened = new Opened(storeWorker(), what, { ...options });
   await opened.handle(); // opening errors (not a store, a newer format) reject here
-  return new Store({
-    call: (name, opts) => opened.post("call", name, opts),
-    stats: () => opened.post("stats"),
-    refresh: () => opened.post("refresh"),
-    close: () => opened.close(),
-  });
+  return new Store(opened.backend());
 }
 
 const bytesOf = async (b) => (b instanceof Blob ? new Uint8Array(await b.arrayBuffer()) : b);
