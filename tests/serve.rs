@@ -1,7 +1,7 @@
 //! `somatize serve`: the page, the package and a store over HTTP on 127.0.0.1, with ranges,
-//! and nothing outside those folders reachable.
+//! kept-alive connections, and nothing outside those folders reachable.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -300,6 +300,10 @@ fn many_concurrent_range_readers_get_their_bytes() {
             let (server, blob) = (&server, &blob);
             scope.spawn(move || {
                 let mut state = 1 + reader as u64;
+                // Even readers keep one connection for all their requests; odd ones open one each.
+                let kept = TcpStream::connect(&server.1).unwrap();
+                let mut kept_writer = kept.try_clone().unwrap();
+                let mut kept_reader = BufReader::new(kept);
                 for i in 0..each {
                     let len = blob.len() as u64;
                     let a = xorshift(&mut state) % len;
@@ -313,8 +317,13 @@ fn many_concurrent_range_readers_get_their_bytes() {
                         )
                     };
                     let method = if i % 7 == 3 { "HEAD" } else { "GET" };
-                    let (status, headers, body) =
-                        get(server, &req(server, method, "/store/blob.bin", &range));
+                    let request = req(server, method, "/store/blob.bin", &range);
+                    let (status, headers, body) = if reader % 2 == 0 {
+                        kept_writer.write_all(request.as_bytes()).unwrap();
+                        read_response(&mut kept_reader, method == "HEAD")
+                    } else {
+                        get(server, &request)
+                    };
                     if range.is_empty() {
                         assert!(status.contains("200"), "{status}");
                     } else {
@@ -339,4 +348,135 @@ fn many_concurrent_range_readers_get_their_bytes() {
             });
         }
     });
+}
+
+#[test]
+fn one_connection_answers_request_after_request() {
+    let (assets, store) = site();
+    let mut state = 0x2545_f491_4f6c_dd1d;
+    let blob: Vec<u8> = (0..100_000).map(|_| xorshift(&mut state) as u8).collect();
+    std::fs::write(store.join("blob.bin"), &blob).unwrap();
+    let server = start(&assets, &store);
+    let stream = TcpStream::connect(&server.1).unwrap();
+    let mut writer = stream.try_clone().unwrap();
+    let mut reader = BufReader::new(stream);
+    // One after another on the same socket: answers of every kind leave it open.
+    for i in 0..60u64 {
+        let (a, b) = (i * 1_500, i * 1_500 + 999);
+        let (request, want_status) = match i % 6 {
+            0 => (req(&server, "GET", "/store/blob.bin", ""), "200"),
+            1 => (req(&server, "HEAD", "/store/blob.bin", ""), "200"),
+            2 => (req(&server, "GET", "/store/no-such-file", ""), "404"),
+            3 => (
+                req(
+                    &server,
+                    "GET",
+                    "/store/blob.bin",
+                    "Range: bytes=999999-\r\n",
+                ),
+                "416",
+            ),
+            _ => (
+                req(
+                    &server,
+                    "GET",
+                    "/store/blob.bin",
+                    &format!("Range: bytes={a}-{b}\r\n"),
+                ),
+                "206",
+            ),
+        };
+        writer.write_all(request.as_bytes()).unwrap();
+        let (status, _, body) = read_response(&mut reader, request.starts_with("HEAD "));
+        assert!(status.contains(want_status), "request {i}: {status}");
+        match want_status {
+            "200" if i % 6 == 0 => assert!(body == blob, "request {i}: wrong bytes"),
+            "206" => assert!(body == blob[a as usize..=b as usize], "request {i}"),
+            _ => {}
+        }
+    }
+    // Pipelined: three requests written at once are answered in order.
+    let ranges = [(0u64, 9u64), (50_000, 50_099), (99_990, 99_999)];
+    let mut all = String::new();
+    for (a, b) in ranges {
+        all += &req(
+            &server,
+            "GET",
+            "/store/blob.bin",
+            &format!("Range: bytes={a}-{b}\r\n"),
+        );
+    }
+    writer.write_all(all.as_bytes()).unwrap();
+    for (a, b) in ranges {
+        let (status, headers, body) = read_response(&mut reader, false);
+        assert!(status.contains("206"), "{status}");
+        assert!(headers.contains(&format!("Content-Range: bytes {a}-{b}/100000")));
+        assert!(body == blob[a as usize..=b as usize], "pipelined {a}-{b}");
+    }
+    // `Connection: close` is honoured: the answer, then the end of the stream.
+    let request = req(&server, "GET", "/store/blob.bin", "Connection: close\r\n");
+    writer.write_all(request.as_bytes()).unwrap();
+    let (status, _, body) = read_response(&mut reader, false);
+    assert!(status.contains("200") && body == blob, "{status}");
+    let mut rest = Vec::new();
+    reader.read_to_end(&mut rest).unwrap();
+    assert!(
+        rest.is_empty(),
+        "bytes after a closing answer: {}",
+        rest.len()
+    );
+}
+
+#[test]
+fn long_files_stream_whole_and_in_ranges() {
+    let (assets, store) = site();
+    let mut state = 0x1234_5678_9abc_def1;
+    // Past the whole-read limit (1 MiB), so the answer is streamed from the file.
+    let blob: Vec<u8> = (0..3_500_000).map(|_| xorshift(&mut state) as u8).collect();
+    std::fs::write(store.join("big.bin"), &blob).unwrap();
+    let server = start(&assets, &store);
+    let stream = TcpStream::connect(&server.1).unwrap();
+    let mut writer = stream.try_clone().unwrap();
+    let mut reader = BufReader::new(stream);
+    for (range, want) in [
+        (String::new(), &blob[..]),
+        (
+            "Range: bytes=100-2500099\r\n".to_string(),
+            &blob[100..2_500_100],
+        ),
+        ("Range: bytes=-1200000\r\n".to_string(), &blob[2_300_000..]),
+    ] {
+        writer
+            .write_all(req(&server, "GET", "/store/big.bin", &range).as_bytes())
+            .unwrap();
+        let (status, headers, body) = read_response(&mut reader, false);
+        assert!(status.contains(if range.is_empty() { "200" } else { "206" }));
+        assert!(
+            headers.contains(&format!("Content-Length: {}", want.len())),
+            "{headers}"
+        );
+        assert!(
+            !headers.to_ascii_lowercase().contains("chunked"),
+            "{headers}"
+        );
+        assert!(body == want, "{range:?}: wrong bytes");
+    }
+}
+
+#[test]
+fn an_absolute_target_for_another_host_is_refused() {
+    let (assets, store) = site();
+    let server = start(&assets, &store);
+    let request = format!(
+        "GET http://evil.example/store/somatize-store.json HTTP/1.1\r\nHost: {}\r\n\r\n",
+        server.1
+    );
+    let (status, _, _) = get(&server, &request);
+    assert!(status.contains("421"), "{status}");
+    let request = format!(
+        "GET http://{0}/store/somatize-store.json HTTP/1.1\r\nHost: {0}\r\n\r\n",
+        server.1
+    );
+    let (status, _, _) = get(&server, &request);
+    assert!(status.contains("200"), "{status}");
 }

@@ -28,6 +28,6 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     outln!("open http://{addr}/www/index.html?store=/store/&live=1");
     use std::io::Write;
     let _ = std::io::stdout().flush();
-    serve(site, listener);
+    serve(site, listener).map_err(|e| e.to_string())?;
     Ok(ExitCode::SUCCESS)
 }

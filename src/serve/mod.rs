@@ -5,22 +5,40 @@
 //! files with byte ranges, exactly what any static host would serve. GET and HEAD only;
 //! nothing outside those folders is reachable, no symlink is followed (in or out of the tree),
 //! and a request whose `Host` is not this server's own address (DNS rebinding) is refused
-//! (421). One connection per request (`Connection: close`): the `tiny_http` crate with
-//! keep-alive was tried (2026-12-01) and, on a page's first load, left a request unanswered
-//! for a minute (docs/serve.md); this small reader stays until that is understood.
+//! (421). HTTP/1.1 is hyper's, on a small tokio runtime: connections are kept alive (a page's
+//! thousand range reads share a few sockets), with `TCP_NODELAY` so that no answer waits out the
+//! client's delayed ACK, and a connection idle or slow past [`HEADER_TIMEOUT`] is closed.
 
-pub mod http;
+pub mod request;
 
-use http::{Request, RequestError};
-use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use bytes::Bytes;
+use futures_util::TryStreamExt;
+use http_body_util::{combinators::BoxBody, BodyExt, Empty, Full, StreamBody};
+use hyper::body::{Frame, Incoming};
+use hyper::header::{self, HeaderName, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use std::convert::Infallible;
+use std::io::{self, SeekFrom};
+use std::net::{SocketAddr, TcpListener};
 use std::path::{Component, Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
 
-/// Connections answered at once; more wait for a 503 rather than a thread each.
-const MAX_CONNECTIONS: usize = 64;
+/// Connections open at once; one more is answered 503 and closed. A browser opens about six
+/// per host, so this only bounds a misbehaving client.
+const MAX_CONNECTIONS: usize = 256;
+
+/// How long a connection may take to send a request's head, and how long a kept-alive
+/// connection may sit idle before it is closed.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Spans up to this many bytes are read whole and sent at once; longer ones are streamed.
+const WHOLE_READ: u64 = 1 << 20;
+
+/// The body of every answer: whole bytes, nothing, or a file's span read as it is sent.
+type Body = BoxBody<Bytes, io::Error>;
 
 /// What is served: the folder holding `www/` and `pkg/`, and the store folder.
 #[derive(Debug, Clone)]
@@ -41,6 +59,9 @@ pub enum ServeError {
     Store { path: PathBuf },
     /// The port could not be bound (in use, or not allowed); try another `--port`.
     Bind { port: u16, source: io::Error },
+    /// The server's threads or its listening socket could not be set up (out of threads or
+    /// file descriptors); retrying after others are freed may help.
+    Runtime(io::Error),
 }
 
 impl std::fmt::Display for ServeError {
@@ -53,6 +74,7 @@ impl std::fmt::Display for ServeError {
             ServeError::Bind { port, source } => {
                 write!(f, "cannot listen on 127.0.0.1:{port}: {source}")
             }
+            ServeError::Runtime(e) => write!(f, "cannot start the server: {e}"),
         }
     }
 }
@@ -146,77 +168,160 @@ fn content_type(path: &Path) -> &'static str {
     }
 }
 
+/// A short plain-text answer (errors, redirects) with extra headers.
+fn text(status: StatusCode, body: &str, extra: &[(HeaderName, String)]) -> Response<Body> {
+    let mut answer = Response::new(
+        Full::new(Bytes::copy_from_slice(body.as_bytes()))
+            .map_err(|never| match never {})
+            .boxed(),
+    );
+    *answer.status_mut() = status;
+    let headers = answer.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    for (name, value) in extra {
+        if let Ok(value) = HeaderValue::from_str(value) {
+            headers.insert(name.clone(), value);
+        }
+    }
+    answer
+}
+
+/// Whether a request is addressed to this server: its `Host` (and the authority of an
+/// absolute request target, when one is given) must be one of `hosts`.
+fn addressed_here(req: &Request<Incoming>, hosts: &[String]) -> Result<(), String> {
+    let host = req
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .map(str::trim);
+    let ok = |h: &str| hosts.iter().any(|want| want.eq_ignore_ascii_case(h));
+    let authority_ok = req.uri().authority().is_none_or(|a| ok(a.as_str()));
+    if host.is_some_and(ok) && authority_ok {
+        return Ok(());
+    }
+    Err(format!(
+        "this server answers only to Host {} (got {:?})\n",
+        hosts.join(" or "),
+        host.unwrap_or("")
+    ))
+}
+
 /// Answer one request: only to a `Host` that is this server's own address (a page elsewhere
 /// that rebinds its name to 127.0.0.1 reaches the socket, not the store).
-fn answer(site: &Site, hosts: &[String], req: &Request, out: &mut TcpStream) -> io::Result<()> {
-    let host = req.host.as_deref().map(str::trim);
-    if !host.is_some_and(|h| hosts.iter().any(|ok| ok.eq_ignore_ascii_case(h))) {
-        let why = format!(
-            "this server answers only to Host {} (got {:?})\n",
-            hosts.join(" or "),
-            host.unwrap_or("")
-        );
-        return http::text(out, "421 Misdirected Request", &why, &[]);
+async fn answer(site: &Arc<Site>, hosts: &[String], req: &Request<Incoming>) -> Response<Body> {
+    if let Err(why) = addressed_here(req, hosts) {
+        return text(StatusCode::MISDIRECTED_REQUEST, &why, &[]);
     }
-    if req.method != "GET" && req.method != "HEAD" {
-        return http::text(
-            out,
-            "405 Method Not Allowed",
-            "GET or HEAD only\n",
-            &[("Allow", "GET, HEAD".into())],
-        );
+    let head_only = req.method() == Method::HEAD;
+    if req.method() != Method::GET && !head_only {
+        let allow = [(header::ALLOW, "GET, HEAD".to_string())];
+        return text(StatusCode::METHOD_NOT_ALLOWED, "GET or HEAD only\n", &allow);
     }
-    if req.path == "/" {
-        let to = "/www/index.html?store=/store/&live=1".to_string();
-        return http::text(
-            out,
-            "302 Found",
-            "the page is at /www/index.html\n",
-            &[("Location", to)],
-        );
+    if req.uri().path() == "/" {
+        let to = [(
+            header::LOCATION,
+            "/www/index.html?store=/store/&live=1".to_string(),
+        )];
+        return text(StatusCode::FOUND, "the page is at /www/index.html\n", &to);
     }
-    let Some(path) = site.resolve(&req.path) else {
-        return http::text(out, "404 Not Found", "no such file\n", &[]);
+    let Some(path) = request::percent_decode(req.uri().path()) else {
+        return text(StatusCode::BAD_REQUEST, "bad percent-encoding\n", &[]);
     };
-    let mut file = File::open(&path)?;
-    let len = file.metadata()?.len();
+    let site = site.clone();
+    let resolved = tokio::task::spawn_blocking(move || site.resolve(&path)).await;
+    let Ok(Some(file)) = resolved else {
+        return text(StatusCode::NOT_FOUND, "no such file\n", &[]);
+    };
+    let range = match req.headers().get(header::RANGE) {
+        None => None,
+        Some(value) => match value.to_str() {
+            Ok(value) => Some(value.to_string()),
+            Err(_) => Some(String::new()),
+        },
+    };
+    match send_file(&file, range.as_deref(), head_only).await {
+        Ok(answer) => answer,
+        Err(e) => text(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &format!("cannot read the file: {e}\n"),
+            &[],
+        ),
+    }
+}
+
+/// A file, or the span of it a `Range` header asks for: read whole when short, streamed
+/// otherwise, always with its `Content-Length` (never chunked).
+async fn send_file(
+    path: &Path,
+    range: Option<&str>,
+    head_only: bool,
+) -> io::Result<Response<Body>> {
+    let mut file = tokio::fs::File::open(path).await?;
+    let len = file.metadata().await?.len();
     let mut headers = vec![
-        ("Content-Type", content_type(&path).to_string()),
-        ("Accept-Ranges", "bytes".to_string()),
+        (header::CONTENT_TYPE, content_type(path).to_string()),
+        (header::ACCEPT_RANGES, "bytes".to_string()),
     ];
-    let (status, start, count) = match &req.range {
-        None => ("200 OK", 0, len),
-        Some(range) => match http::parse_range(range, len) {
+    let (status, start, count) = match range {
+        None => (StatusCode::OK, 0, len),
+        Some(range) => match request::parse_range(range, len) {
             Some((a, b)) => {
-                headers.push(("Content-Range", format!("bytes {a}-{b}/{len}")));
-                ("206 Partial Content", a, b - a + 1)
+                headers.push((header::CONTENT_RANGE, format!("bytes {a}-{b}/{len}")));
+                (StatusCode::PARTIAL_CONTENT, a, b - a + 1)
             }
             None => {
-                let extra = [("Content-Range", format!("bytes */{len}"))];
-                return http::text(out, "416 Range Not Satisfiable", "bad range\n", &extra);
+                let extra = [(header::CONTENT_RANGE, format!("bytes */{len}"))];
+                return Ok(text(
+                    StatusCode::RANGE_NOT_SATISFIABLE,
+                    "bad range\n",
+                    &extra,
+                ));
             }
         },
     };
-    http::head(out, status, &headers, count)?;
-    if req.method == "GET" {
-        file.seek(SeekFrom::Start(start))?;
-        io::copy(&mut file.take(count), out)?;
+    let body: Body = if head_only || count == 0 {
+        Empty::new().map_err(|never| match never {}).boxed()
+    } else {
+        file.seek(SeekFrom::Start(start)).await?;
+        if count <= WHOLE_READ {
+            let mut bytes = vec![0; count as usize];
+            file.read_exact(&mut bytes).await?;
+            Full::new(Bytes::from(bytes))
+                .map_err(|never| match never {})
+                .boxed()
+        } else {
+            let stream = tokio_util::io::ReaderStream::new(file.take(count));
+            StreamBody::new(stream.map_ok(Frame::data)).boxed()
+        }
+    };
+    let mut answer = Response::new(body);
+    *answer.status_mut() = status;
+    headers.push((header::CONTENT_LENGTH, count.to_string()));
+    for (name, value) in headers {
+        if let Ok(value) = HeaderValue::from_str(&value) {
+            answer.headers_mut().insert(name, value);
+        }
     }
-    Ok(())
+    Ok(answer)
 }
 
-fn handle(site: &Site, hosts: &[String], mut stream: TcpStream) {
-    let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(10)));
-    match http::read_request(&stream) {
-        Ok(req) => {
-            let _ = answer(site, hosts, &req, &mut stream);
-        }
-        Err(RequestError::Bad(why)) => {
-            let _ = http::text(&mut stream, "400 Bad Request", &format!("{why}\n"), &[]);
-        }
-        Err(RequestError::Io(_)) => {}
-    }
-    let _ = stream.flush();
+/// Every answer: nothing sniffed, nothing cached (the store changes while it is served).
+async fn handle(
+    site: Arc<Site>,
+    hosts: Arc<Vec<String>>,
+    req: Request<Incoming>,
+) -> Result<Response<Body>, Infallible> {
+    let mut answer = answer(&site, &hosts, &req).await;
+    let headers = answer.headers_mut();
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    Ok(answer)
 }
 
 /// Bind 127.0.0.1 (`port` 0 picks a free one).
@@ -224,25 +329,52 @@ pub fn bind(port: u16) -> Result<TcpListener, ServeError> {
     TcpListener::bind(("127.0.0.1", port)).map_err(|source| ServeError::Bind { port, source })
 }
 
-/// Serve until the process ends, a thread per connection up to [`MAX_CONNECTIONS`].
-pub fn serve(site: Site, listener: TcpListener) {
+/// Serve until the process ends: a task per connection, kept alive, up to
+/// [`MAX_CONNECTIONS`] at once.
+pub fn serve(site: Site, listener: TcpListener) -> Result<(), ServeError> {
     let hosts: Arc<Vec<String>> = Arc::new(match listener.local_addr() {
         Ok(addr) => allowed_hosts(addr),
         Err(_) => Vec::new(),
     });
     let site = Arc::new(site);
-    let open = Arc::new(AtomicUsize::new(0));
-    for stream in listener.incoming().flatten() {
-        if open.load(Ordering::SeqCst) >= MAX_CONNECTIONS {
-            let mut stream = stream;
-            let _ = http::text(&mut stream, "503 Service Unavailable", "busy\n", &[]);
-            continue;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(ServeError::Runtime)?;
+    runtime.block_on(async move {
+        listener.set_nonblocking(true).map_err(ServeError::Runtime)?;
+        let listener = tokio::net::TcpListener::from_std(listener).map_err(ServeError::Runtime)?;
+        let open = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+        loop {
+            let Ok((mut stream, _)) = listener.accept().await else {
+                // Out of file descriptors, most likely: give the open ones time to close.
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            };
+            let _ = stream.set_nodelay(true);
+            let Ok(permit) = open.clone().try_acquire_owned() else {
+                tokio::spawn(async move {
+                    let busy = b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 5\r\nConnection: close\r\n\r\nbusy\n";
+                    let _ = stream.write_all(busy).await;
+                    let _ = stream.shutdown().await;
+                });
+                continue;
+            };
+            let (site, hosts) = (site.clone(), hosts.clone());
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(move |req| {
+                    handle(site.clone(), hosts.clone(), req)
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .timer(TokioTimer::new())
+                    .header_read_timeout(HEADER_TIMEOUT)
+                    .title_case_headers(true)
+                    .max_buf_size(16 * 1024)
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+                drop(permit);
+            });
         }
-        open.fetch_add(1, Ordering::SeqCst);
-        let (site, open, hosts) = (site.clone(), open.clone(), hosts.clone());
-        std::thread::spawn(move || {
-            handle(&site, &hosts, stream);
-            open.fetch_sub(1, Ordering::SeqCst);
-        });
-    }
+    })
 }
