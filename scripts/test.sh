@@ -64,6 +64,8 @@ count() {
     native|main-job|wasm-*) passed=$(grep -Eo 'test result: ok\. [0-9]+ passed' "$log" | awk '{s+=$4} END {print s+0}') ;;
     node|browser) passed=$(grep -Eo '^# pass [0-9]+' "$log" | awk '{s+=$3} END {print s+0}') ;;
     notebook) passed=$(grep -Eo '^Ran [0-9]+ test' "$log" | awk '{s+=$2} END {print s+0}') ;;
+    # libFuzzer's closing "Done N runs in T second(s)": one per target that ran clean.
+    fuzz) passed=$(grep -Ec '^Done [0-9]+ runs in' "$log") ;;
     verdict)
       # unittest's "Ran N tests" and check_regen's "N passed, 0 failed".
       passed=$( (grep -Eo '^Ran [0-9]+ test' "$log" | awk '{print $2}';
@@ -165,6 +167,10 @@ conformance_tests() {
     -p no:cacheprovider -rs test_seeds.py)
 }
 layer conformance conformance_tests
+# Every fuzz target (fuzz/, docs/fuzzing.md) for a short bounded time from its committed seeds,
+# with nightly and cargo-fuzz installed when missing; a crash fails the layer and leaves its
+# input in fuzz/artifacts/<target>/ (longer sessions: scripts/fuzz.sh SECONDS by hand).
+layer fuzz scripts/fuzz.sh "${SOMATIZE_FUZZ_SECONDS:-10}"
 
 step "summary"
 printf '%s\n' "${summary[@]}"
