@@ -23,10 +23,11 @@ export function stopStore() {
 }
 
 /** After the browser painted what the DOM holds now (a frame, then the task after it); at most
- * 100 ms later in a hidden tab, where frames do not come. */
+ * 50 ms later where frames do not come (a hidden tab, or an iframe scrolled out of the window,
+ * as a notebook widget's often is: 60 Hz gives three frames in that time). */
 const nextPaint = () => new Promise((resolve) => {
   requestAnimationFrame(() => setTimeout(resolve, 0));
-  setTimeout(resolve, 100);
+  setTimeout(resolve, 50);
 });
 
 /** Draw figure `name` into `container`, or say there why it could not be drawn. */

@@ -55,6 +55,9 @@ LIST_BYTES = 1 << 20
 #: writer folders, ``runs/RUN/WRITER/packs``), and the most answers a listing brings.
 LIST_DEPTH = 5
 LIST_ENTRIES = 2000
+#: The most bytes of the chosen run's files the kernel sends unasked when a store view renders
+#: (``somatize.prime``): a run this small comes whole with the listing, before the view asks.
+PRIME_BYTES = 16 << 20
 #: The least time between two pushes of a Live's rows to its widgets (seconds).
 PUSH_EVERY_S = 0.1
 #: The longest error text a Live row keeps (as the Rust tally).
@@ -175,6 +178,35 @@ class _Folder:
                     for at in range(0, max(len(data), 1), CHUNK)]
         raise ValueError(f"no such read {op!r}")
 
+    def run_files(self, run_dir, have):
+        """Every file under a run's folder as range answers of CHUNK bytes, but those ``have``
+        already names with their bytes; none when they come to more than PRIME_BYTES (the view
+        asks for what it reads). ``have`` maps a path to its size as listed (or None when the
+        listing brought its bytes)."""
+        base = self.path(run_dir)
+        if not base.is_dir() or base == self.root:
+            return []
+        files = []
+        for folder, dirs, names in os.walk(base):
+            dirs[:] = sorted(d for d in dirs if not (Path(folder) / d).is_symlink())
+            for name in sorted(names):
+                p = Path(folder) / name
+                rel = p.relative_to(self.root).as_posix()
+                if p.is_symlink() or not p.is_file() or (rel in have and have[rel] is None):
+                    continue
+                size = have.get(rel, p.stat().st_size)
+                if size:
+                    files.append((rel, p, size))
+        if sum(size for _, _, size in files) > PRIME_BYTES:
+            return []
+        out = []
+        for rel, p, size in files:
+            with open(p, "rb") as f:
+                data = f.read(size)  # the size listed: a file appended to since is read as listed
+            out.extend(({"op": "range", "path": rel, "offset": at}, data[at:at + CHUNK])
+                       for at in range(0, len(data), CHUNK))
+        return out
+
 
 def _send_parts(widget, kind, parts, **head):
     """Send answers ``[(answer, bytes|None)]`` in messages of at most MESSAGE_BYTES of buffers."""
@@ -241,6 +273,9 @@ def _widget_classes():
             super().__init__(**kw)
 
         def _on_other(self, kind, content):
+            if kind == "somatize.prime":
+                self._prime()
+                return
             if kind != "somatize.read":
                 return
             ident = content.get("id")
@@ -259,6 +294,25 @@ def _widget_classes():
                            "error": f"{type(e).__name__}: {e}"})
                 return
             _send_parts(self, "somatize.answers", parts, id=ident)
+
+        def _prime(self):
+            """Sent unasked as the view renders (its module asks once, beside the page): the
+            store's listing and, for a run named to ``show``, that run's files (up to
+            PRIME_BYTES), so the view opens the run's verdict without a round trip to the
+            kernel; they come while the page and the wasm start."""
+            try:
+                parts = []
+                if not self._primed:
+                    self._primed = True
+                    parts.extend(self._folder.answer({"op": "list", "path": ""}))
+                if self.run:
+                    have = {a["path"]: (None if data is not None else a.get("size"))
+                            for a, data in parts if a.get("op") == "stat"}
+                    parts.extend(self._folder.run_files(f"runs/{self.run}", have))
+            except Exception as e:  # noqa: BLE001 - the view asks for what it reads instead
+                self.send({"type": "somatize.primed", "answers": [], "done": True, "error": f"{type(e).__name__}: {e}"})
+                return
+            _send_parts(self, "somatize.primed", parts)
 
     class LiveView(_Base):
         """The widget of a ``Live``: its rows, pushed as they arrive."""

@@ -6,7 +6,8 @@
 //         {somatize: "ask", id, asks: [{op: "list"|"stat"|"range", path, offset?, length?}]},
 //         {somatize: "shown", what}, {somatize: "drawn", marks, reads} (the verdict on screen),
 //         {somatize: "failed", message}
-//   down: {somatize: "wasm", bytes | error}, {somatize: "init", mode: "store"|"live", store, run, live, title, smooth},
+//   down: {somatize: "wasm", bytes | error},
+//         {somatize: "init", mode: "store"|"live", store, run, live, title, smooth, primed: answers | null},
 //         {somatize: "answers", id, answers, error?}, {somatize: "rows", packed: Float64Array, errors}
 import { openEmbedded } from "somatize/www/app.js";
 import { Live, kernelSource, setKernelChannel } from "somatize/pkg/report.js";
@@ -40,7 +41,11 @@ async function statusSays(text, ms = 60000) {
 async function showStore(init) {
   setKernelChannel(ask);
   document.body.dataset.mode = "store";
-  await openEmbedded(kernelSource(), init.store, Boolean(init.live), init.run || null);
+  const source = kernelSource();
+  // What the kernel sent unasked as the view rendered (the listing, the named run's files).
+  if (Array.isArray(init.primed)) source.take(init.primed);
+  performance.mark("somatize:primed");
+  await openEmbedded(source, init.store, Boolean(init.live), init.run || null);
   const error = document.getElementById("error").textContent;
   if (error) throw new Error(error);
   const select = document.getElementById("run");

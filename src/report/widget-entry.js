@@ -140,7 +140,10 @@ export function kernelSource() {
       pending.clear();
       counts.asks += asks.length;
       counts.roundTrips += 1;
-      const answers = await channel(asks);
+      this.take(await channel(asks));
+    },
+    /** Keep the kernel's answers (to asks, or sent unasked as the view rendered). */
+    take(answers) {
       for (const a of answers) {
         if (a.op === "list") lists.set(a.path, a.names ?? null);
         else if (a.op === "stat") {
@@ -148,7 +151,7 @@ export function kernelSource() {
           sizes.set(a.path, a.size ?? null);
           if (a.size === null || a.size === undefined || (typeof old === "number" && a.size < old)) forget(a.path);
           if (a.bytes) keepRange(a.path, 0, a.bytes);
-        } else if (a.op === "range" && a.bytes) keepRange(a.path, a.offset, a.bytes);
+        } else if (a.op === "range" && a.bytes && Number.isInteger(a.offset / CHUNK)) keepRange(a.path, a.offset, a.bytes);
         else if (a.op === "error") throw new Error(a.message);
       }
     },

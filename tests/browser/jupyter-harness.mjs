@@ -42,7 +42,7 @@ export async function startJupyter(app, name) {
     ...(app === "lab" ? ["--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
       "--LabApp.extension_manager=readonly"] : []), ...(process.getuid?.() === 0 ? ["--allow-root"] : [])], {
     cwd: dir, stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, SOMATIZE_BIN: binary(), PYTHONPATH: join(root, "python"), JUPYTER_CONFIG_DIR: join(base, "config"),
+    env: { ...process.env, SOMATIZE_BIN: binary(), PYTHONPATH: process.env.SOMATIZE_PYTHONPATH ?? join(root, "python"), JUPYTER_CONFIG_DIR: join(base, "config"),
       JUPYTER_RUNTIME_DIR: join(base, "runtime"), IPYTHONDIR: join(base, "ipython") },
   });
   server.stdout.on("data", (b) => (log += b));
@@ -140,7 +140,8 @@ export function describe(label, { times, openMs }) {
   return `${label}: the cell run to the verdict drawn ${openMs} ms (render ${Math.round(openMs - times.verdict)} ms after the run; ` +
     `then the page here ${times.page} ms, the wasm ${times.wasm} ms, the view ready ${times.ready} ms, shown ${times.shown} ms, verdict ${times.verdict} ms; ` +
     `in the frame: wasm ready ${f["somatize:wasm-ready"]} ms, verdict ${f["somatize:verdict"]} ms after its start; ` +
-    `${times.kernel?.trips} round trips to the kernel, waited on for ${times.kernel?.ms} ms in all, ${((times.kernel?.bytes ?? 0) / 1048576).toFixed(2)} MiB)`;
+    `the store's bytes sent unasked (the listing, the run's files) here ${times.primed?.ms} ms, ${((times.primed?.bytes ?? 0) / 1048576).toFixed(2)} MiB; ` +
+    `${times.kernel?.trips ?? 0} round trips to the kernel after, waited on for ${times.kernel?.ms ?? 0} ms in all, ${((times.kernel?.bytes ?? 0) / 1048576).toFixed(2)} MiB)`;
 }
 
 /** The store view's checks: every run, the vanishing run judged with VANISHING. */

@@ -164,3 +164,47 @@ def test_show_answers_reads_inside_the_store_only(tmp_path):
     assert b"".join(bytes(b) for _, bs in sent for b in bs) == big.read_bytes()[256 << 10:(256 << 10) + widget.READ_AHEAD]
     with pytest.raises(ValueError, match="not a somatize store"):
         somatize.show(tmp_path)
+
+
+def test_show_sends_the_listing_and_the_named_runs_files_unasked(tmp_path, monkeypatch):
+    from somatize import widget
+
+    with somatize.Recorder(tmp_path / "s", run="r") as rec:
+        for step in range(3):
+            rec(facts_of(step))
+    run = tmp_path / "s" / "runs" / "r"
+    big = run / "big.bin"  # a file of the run the listing does not bring whole (over 256 KiB)
+    big.write_bytes(bytes(range(256)) * (2 * 4096 + 3))
+    (run / "out").symlink_to(tmp_path)  # a link out of the store is not followed
+    view = somatize.show(tmp_path / "s", "r")
+    sent = []
+    view.send = lambda content, buffers=None: sent.append((content, buffers or []))
+    view._on_msg(view, {"type": "somatize.prime"}, [])
+    assert all(c["type"] == "somatize.primed" for c, _ in sent) and sent[-1][0]["done"]
+    answers = [(a, bytes(bs[a["buffer"]]) if "buffer" in a else None) for c, bs in sent for a in c["answers"]]
+    # The listing, as the first read brings it, then the run's files the listing did not bring whole.
+    assert answers[0][0] == {"op": "list", "path": "", "names": sorted(os.listdir(tmp_path / "s"))}
+    whole = {a["path"] for a, data in answers if a["op"] == "stat" and data is not None}
+    ranges = [(a, data) for a, data in answers if a["op"] == "range"]
+    assert "runs/r/big.bin" not in whole and not any(a["path"].startswith("runs/r/out") for a, _ in answers)
+    got = {}
+    for a, data in ranges:
+        assert a["offset"] % widget.CHUNK == 0 and len(data) <= widget.CHUNK
+        got.setdefault(a["path"], b"")
+        assert len(got[a["path"]]) == a["offset"]
+        got[a["path"]] += data
+    files = {p.relative_to(tmp_path / "s").as_posix() for p in run.rglob("*") if p.is_file() and not p.is_symlink() and p.stat().st_size}
+    assert set(got) | whole >= files and set(got).isdisjoint(whole)
+    assert all(got[p] == (tmp_path / "s" / p).read_bytes() for p in got)
+    # The first read after it does not bring the listing again.
+    sent.clear()
+    view._on_msg(view, {"type": "somatize.read", "id": 1, "asks": [{"op": "stat", "path": "somatize-store.json"}]}, [])
+    assert [a["path"] for a in sent[0][0]["answers"]] == ["somatize-store.json"]
+    # A run over PRIME_BYTES is not sent (the view asks for what it reads), nor a run not named.
+    monkeypatch.setattr(widget, "PRIME_BYTES", 1 << 10)
+    for shown in (somatize.show(tmp_path / "s", "r"), somatize.show(tmp_path / "s")):
+        sent.clear()
+        shown.send = lambda content, buffers=None: sent.append((content, buffers or []))
+        shown._on_msg(shown, {"type": "somatize.prime"}, [])
+        assert not [a for c, _ in sent for a in c["answers"] if a["op"] == "range"]
+        assert sent[0][0]["answers"][0]["op"] == "list"

@@ -8,9 +8,12 @@
 // kernel sends at most a few MiB per message).
 //
 // Kernel messages (content, buffers):
-//   to the kernel:   {type: "somatize.page"}, {type: "somatize.read", id, asks}, {type: "somatize.hello"}
+//   to the kernel:   {type: "somatize.page"}, {type: "somatize.prime"}, {type: "somatize.read", id, asks},
+//                    {type: "somatize.hello"}
 //   from the kernel: {type: "somatize.page", what: "page"|"wasm", part, parts} + [gzip bytes],
 //                    {type: "somatize.answers", id, answers, done, error?} + [bytes…] (answers name a buffer by index),
+//                    {type: "somatize.primed", answers, done, error?} + [bytes…] (the same answers, unasked: the
+//                    store's listing and the named run's files, asked for once as the view renders),
 //                    {type: "somatize.rows", errors} + [Float64Array of forward, value, took_us, flags]
 //
 // A kernel restarted (or shut down) under the view: Jupyter's widget manager marks the model's
@@ -134,11 +137,39 @@ async function render({ model, el }) {
   const mark = (name) => (times[name] ??= Math.round(performance.now() - t0));
   const said = () => (el.dataset.somatizeTimes = JSON.stringify(times));
 
+  // What the kernel sends unasked for a store view (the listing, the named run's files), asked
+  // for now, beside the page and the wasm: the view starts with them (no round trip to open the
+  // run's verdict). Settles with the answers, or null (the view then asks for what it reads).
+  let primedDone = null;
+  const primed = model.get("mode") === "live" ? Promise.resolve(null) : new Promise((resolve) => {
+    const got = [];
+    let off = () => {};
+    const timer = setTimeout(() => primedDone(null), askTimeout(model));
+    primedDone = (value) => {
+      clearTimeout(timer);
+      off();
+      if (value) times.primed = { ms: Math.round(performance.now() - t0), bytes: value.reduce((n, a) => n + (a.bytes?.length ?? 0), 0) };
+      resolve(value);
+    };
+    off = listen((msg, buffers) => {
+      if (msg?.type !== "somatize.primed") return;
+      for (const ans of msg.answers ?? []) {
+        const out = { ...ans };
+        if (typeof ans.buffer === "number") out.bytes = bytesOf(buffers[ans.buffer]).slice();
+        delete out.buffer;
+        got.push(out);
+      }
+      if (msg.error) primedDone(null);
+      else if (msg.done) primedDone(got);
+    });
+  });
+
   // The kernel went away: said at once, and no read waits for it any more.
   let gone = false;
   const onGone = () => {
     if (gone) return;
     gone = true;
+    primedDone?.(null);
     status.textContent = `somatize: ${GONE}`;
     el.dataset.somatize = "gone";
     for (const [id, a] of asks) {
@@ -163,14 +194,19 @@ async function render({ model, el }) {
       );
     } else if (data.somatize === "ready") {
       mark("ready");
-      ready = true;
-      frame.contentWindow.postMessage({
-        somatize: "init", mode: model.get("mode"), store: model.get("store"), run: model.get("run") || null,
-        live: model.get("live"), title: model.get("title"), smooth: model.get("smooth"),
-      }, "*");
-      for (const r of rowsFromKernel.splice(0)) frame.contentWindow.postMessage(r, "*");
-      // Everything so far (rows already had are skipped by their `start`).
-      if (model.get("mode") === "live") model.send({ type: "somatize.hello" });
+      primed.then((answers) => {
+        if (!frame.contentWindow) return;
+        mark("init");
+        ready = true;
+        const transfer = [...new Set((answers ?? []).map((a) => a.bytes?.buffer).filter(Boolean))];
+        frame.contentWindow.postMessage({
+          somatize: "init", mode: model.get("mode"), store: model.get("store"), run: model.get("run") || null,
+          live: model.get("live"), title: model.get("title"), smooth: model.get("smooth"), primed: gone ? null : answers,
+        }, "*", gone ? [] : transfer);
+        for (const r of rowsFromKernel.splice(0)) frame.contentWindow.postMessage(r, "*");
+        // Everything so far (rows already had are skipped by their `start`).
+        if (model.get("mode") === "live") model.send({ type: "somatize.hello" });
+      });
     } else if (data.somatize === "ask") {
       if (gone) {
         frame.contentWindow?.postMessage({ somatize: "answers", id: data.id, error: GONE }, "*");
@@ -200,8 +236,10 @@ async function render({ model, el }) {
   };
   window.addEventListener("message", onFrame);
 
+  const both = pageAndWasm(model, listen); // asked first: the page, then the wasm, then the store's bytes
+  if (model.get("mode") !== "live") model.send({ type: "somatize.prime" });
   try {
-    frame.srcdoc = await pageAndWasm(model, listen).page;
+    frame.srcdoc = await both.page;
     mark("page");
     el.append(frame);
     status.textContent = "somatize: starting the view…";
@@ -214,6 +252,7 @@ async function render({ model, el }) {
     model.off("msg:custom", onCustom);
     model.off("comm_live_update", onGone);
     for (const a of asks.values()) clearTimeout(a.timer);
+    primedDone?.(null);
     frame.remove();
   };
 }
