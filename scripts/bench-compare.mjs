@@ -156,6 +156,7 @@ function profiler() {
       const pending = new Map();
       const post = this.postMessage.bind(this);
       this.postMessage = (msg, ...rest) => {
+        if (msg?.id === undefined) return post(msg, ...rest); // an answer to the worker (a folder's Files it asked for)
         const what = msg?.method === "call" ? `${msg.args?.[1]}${msg.args?.[2]?.kind ? `:${msg.args[2].kind}` : ""}` : msg?.method;
         pending.set(msg?.id, { what, t0: performance.now() });
         return post(msg, ...rest);
