@@ -14,7 +14,13 @@ export { Store };
 /** Start the page's worker (worker.js) for the WorkerClient (client.js). */
 function spawn({ message, error }) {
   const worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
-  worker.onmessage = ({ data }) => message(data);
+  worker.onmessage = ({ data }) => {
+    if (data?.need) {
+      // The worker reads a dropped folder's Files (worker.js askPage): send those asked.
+      const { folder, ask, paths } = data.need;
+      worker.postMessage({ method: "files", args: [ask, filesAsked(folder, paths)] });
+    } else message(data);
+  };
   worker.onerror = (ev) => {
     ev.preventDefault?.();
     error(ev.message);
@@ -58,6 +64,46 @@ async function fromItems(items) {
   return out.length === 1 && !out[0].path.includes("/") ? out[0].file : out;
 }
 
+/** Dropped folders opened: token -> Map(path -> File). Their Files stay here; the worker gets
+ * their paths and asks for the Files it reads (posting thousands of File objects to a
+ * worker at once costs seconds: a store of 1,000 runs is 5,000 files). */
+const folders = new Map();
+let nextFolder = 1;
+/** The most Files sent for one ask: those asked and others of the same run's folder, which the
+ * same call is likely to read next (each File not here costs the call a round trip). */
+const FILES_PER_ASK = 64;
+
+/** A dropped folder (a FileList, File[] with webkitRelativePath, or {path, file}[]) kept here,
+ * as the worker is sent it (worker.js: `{askedFolder, paths}`), and its token. */
+function keepFolder(list) {
+  const files = new Map();
+  for (const f of list) {
+    if (f instanceof Blob) files.set(f.webkitRelativePath || f.name, f);
+    else files.set(String(f.path).replace(/^\/+/, ""), f.file);
+  }
+  const token = nextFolder++;
+  folders.set(token, files);
+  // No sizes: a picked File's size is a question to the browser's file system, ~0.2 ms each.
+  return { token, source: { askedFolder: token, paths: [...files.keys()] } };
+}
+
+/** `[[path, File]]` for an ask of the worker: the paths asked, then others in the same run's
+ * folder (`…runs/NAME/`), up to FILES_PER_ASK. */
+function filesAsked(folder, paths) {
+  const files = folders.get(folder);
+  if (!files) return [];
+  const out = new Map();
+  for (const p of paths) if (files.has(p)) out.set(p, files.get(p));
+  const runDirs = paths.map((p) => /^(.*?runs\/[^/]+\/)/.exec(p)?.[1]).filter(Boolean);
+  for (const dir of new Set(runDirs)) {
+    for (const [p, f] of files) {
+      if (out.size >= FILES_PER_ASK) break;
+      if (p.startsWith(dir) && !out.has(p)) out.set(p, f);
+    }
+  }
+  return [...out];
+}
+
 /** Open a store in the worker: an http(s) URL (plain files with listing.jsonl, or a .zip
  * snapshot), a snapshot File/Blob/bytes, a FileList or File[] of a dropped folder, a
  * FileSystemDirectoryHandle, or DataTransferItems. Reads are lazy. */
@@ -68,9 +114,23 @@ export async function openStore(source, options = {}) {
     (Array.isArray(source) && globalThis.DataTransferItem && source[0] instanceof DataTransferItem)) {
     source = await fromItems(source);
   }
+  let folder = null;
+  if (source && typeof source === "object" && !(source instanceof Blob) && !ArrayBuffer.isView(source) &&
+    typeof source.length === "number") {
+    const kept = keepFolder(Array.from(source));
+    folder = kept.token;
+    source = kept.source;
+  }
   const opened = new Opened(worker(), source, options);
-  await opened.handle(); // opening errors (not a store, a newer format) reject here
-  return new Store(opened.backend());
+  const forget = () => folder !== null && folders.delete(folder);
+  try {
+    await opened.handle(); // opening errors (not a store, a newer format) reject here
+  } catch (e) {
+    forget();
+    throw e;
+  }
+  const backend = opened.backend();
+  return new Store({ ...backend, close: () => backend.close().finally(forget) });
 }
 
 /** The API's heavier functions run in the worker: bytes (Uint8Array) or a File/Blob. */

@@ -38,29 +38,11 @@ export function filesSource(files) {
     if (f instanceof Blob) entries.push([f.webkitRelativePath || f.name, f]);
     else entries.push([String(f.path).replace(/^\/+/, ""), f.file]);
   }
-  const roots = entries
-    .map(([p]) => p)
-    .filter((p) => p === "somatize-store.json" || p.endsWith("/somatize-store.json"))
-    .sort((a, b) => a.split("/").length - b.split("/").length);
-  if (roots.length === 0) throw new Error("the dropped files hold no somatize-store.json: not a somatize store");
-  const prefix = roots[0].slice(0, -"somatize-store.json".length);
-  const byPath = new Map();
-  const dirs = new Map([["", new Set()]]);
-  for (const [p, file] of entries) {
-    if (!p.startsWith(prefix)) continue;
-    const rel = p.slice(prefix.length);
-    byPath.set(rel, file);
-    const parts = rel.split("/");
-    for (let i = 0; i < parts.length; i++) {
-      const dir = parts.slice(0, i).join("/");
-      if (!dirs.has(dir)) dirs.set(dir, new Set());
-      dirs.get(dir).add(parts[i]);
-    }
-  }
+  const { byPath, list } = folderIndex(entries.map(([p]) => p), entries.map(([, f]) => f));
   const counts = { reads: 0, bytes: 0 };
   return {
     counts,
-    list: (dir) => (dirs.has(dir) ? [...dirs.get(dir)] : null),
+    list,
     read: (path) => (byPath.has(path) ? counted(counts, blobBytes(byPath.get(path), 0, Infinity)) : null),
     readRange(path, offset, len) {
       const f = byPath.get(path);
@@ -71,6 +53,82 @@ export function filesSource(files) {
       return f ? into(counts, target, blobBytes(f, offset, offset + target.length)) : null;
     },
     size: (path) => (byPath.has(path) ? byPath.get(path).size : null),
+  };
+}
+
+/** The store under a dropped folder given as its files' `paths` (with `values`, one per path):
+ * `byPath` (a path under the store's root, the folder holding the shallowest
+ * somatize-store.json, to its value) and `list(dir)` (the names in a folder, null for none). */
+function folderIndex(paths, values) {
+  const roots = paths
+    .filter((p) => p === "somatize-store.json" || p.endsWith("/somatize-store.json"))
+    .sort((a, b) => a.split("/").length - b.split("/").length);
+  if (roots.length === 0) throw new Error("the dropped files hold no somatize-store.json: not a somatize store");
+  const prefix = roots[0].slice(0, -"somatize-store.json".length);
+  const byPath = new Map();
+  const dirs = new Map([["", new Set()]]);
+  paths.forEach((p, k) => {
+    if (!p.startsWith(prefix)) return;
+    const rel = p.slice(prefix.length);
+    byPath.set(rel, values[k]);
+    const parts = rel.split("/");
+    for (let i = 0; i < parts.length; i++) {
+      const dir = parts.slice(0, i).join("/");
+      if (!dirs.has(dir)) dirs.set(dir, new Set());
+      dirs.get(dir).add(parts[i]);
+    }
+  });
+  return { byPath, prefix, list: (dir) => (dirs.has(dir) ? [...dirs.get(dir)] : null) };
+}
+
+/**
+ * A dropped folder whose files stay with the page: the worker is given only their `paths`
+ * (posting thousands of File objects to a worker, or asking each its size, costs seconds), and
+ * the Files it reads or sizes are asked for as they are needed, `ask(paths)` resolving to `[[path, File]]` (paths as
+ * given, before the store's root is taken off). A read of a File not here yet records it and
+ * throws Pending; the worker resolves what was recorded and runs the call again, as for a
+ * directory handle. A path the page does not answer for reads as missing.
+ */
+export function askedFilesSource(paths, ask) {
+  const { byPath: known, prefix, list } = folderIndex(paths, paths);
+  const files = new Map(); // path under the root -> File | null (the page had none)
+  const pending = new Set();
+  const counts = { reads: 0, bytes: 0 };
+  const file = (path) => {
+    if (!known.has(path)) return null;
+    if (files.has(path)) return files.get(path);
+    pending.add(path);
+    throw new Pending(`${path}: not resolved yet`);
+  };
+  return {
+    counts,
+    list,
+    read(path) {
+      const f = file(path);
+      return f && counted(counts, blobBytes(f, 0, Infinity));
+    },
+    readRange(path, offset, len) {
+      const f = file(path);
+      return f && counted(counts, blobBytes(f, offset, offset + len));
+    },
+    readRangeInto(path, offset, target) {
+      const f = file(path);
+      return f && into(counts, target, blobBytes(f, offset, offset + target.length));
+    },
+    size: (path) => {
+      const f = file(path);
+      return f ? f.size : null;
+    },
+    /** Whether a call asked for a File not here yet. */
+    hasPending: () => pending.size > 0,
+    /** Ask the page for every File asked for since the last time. */
+    async resolvePending() {
+      const todo = [...pending];
+      pending.clear();
+      const got = new Map(await ask(todo.map((p) => prefix + p)));
+      for (const p of todo) files.set(p, got.get(prefix + p) ?? null);
+      for (const [p, f] of got) if (p.startsWith(prefix) && !files.has(p.slice(prefix.length))) files.set(p.slice(prefix.length), f);
+    },
   };
 }
 

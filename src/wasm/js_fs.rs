@@ -82,6 +82,12 @@ fn read_into(
         let start = out.len();
         // Below INTO_STEP, so it fits a usize and a u32.
         let want = (len - start as u64).min(INTO_STEP) as usize;
+        // Room grows at most twofold (as a Vec would) but never past `len`: a summaries file of
+        // 9 MiB read in steps of 8 had its Vec doubled to 16 MiB, and the wasm memory, which
+        // never shrinks, kept the high-water mark of both (36 MiB for one table of 1,000 runs).
+        let room_to =
+            (len.min(usize::MAX as u64) as usize).min(start.saturating_mul(2).max(start + want));
+        out.reserve_exact(room_to.saturating_sub(out.len()));
         out.resize(start + want, 0);
         let room = &mut out[start..];
         // SAFETY: the view covers `room`, initialised bytes owned by `out`, and lives only for

@@ -88,8 +88,25 @@ test("a snapshot URL reads by Range requests, a small part of it", async () => {
 test("a dropped folder (webkitdirectory input) and a snapshot File read as in Node", async () => {
   const { page, seen } = await testPage();
   await page.setInputFiles("#folder", s.store);
+  // What goes to the worker: the folder's paths when it is opened, and only the Files it asks
+  // for (a folder of thousands of files would cost seconds to post whole).
+  await page.evaluate(() => {
+    const post = Worker.prototype.postMessage;
+    window.posted = { open: [], files: 0, total: document.querySelector("#folder").files.length };
+    Worker.prototype.postMessage = function (m, ...rest) {
+      if (m?.method === "open") window.posted.open.push(m.args[0]);
+      if (m?.method === "files") window.posted.files += m.args[1].length;
+      return post.call(this, m, ...rest);
+    };
+  });
   const { stats: _a, ...folder } = await answersIn(page, "#folder");
   assert.deepEqual(folder, want, "folder");
+  const posted = await page.evaluate(() => {
+    const open = window.posted.open.at(-1);
+    return { ...window.posted, open: { paths: open?.paths?.length, files: Object.values(open ?? {}).flat().filter((v) => v instanceof Blob).length } };
+  });
+  assert.deepEqual(posted.open, { paths: posted.total, files: 0 }, "the folder is opened by its paths, no File posted");
+  assert.ok(posted.files > 0 && posted.files <= posted.total, `${posted.files} Files sent as asked, of ${posted.total}`);
   await page.setInputFiles("#snapshot", s.snapshot);
   const { stats, ...snap } = await answersIn(page, "#snapshot");
   assert.deepEqual(snap, want, "snapshot File");
