@@ -59,7 +59,10 @@ pub(super) fn health(over: &Over) -> Result<RunHealth, String> {
         let store = Store::open(fs).map_err(|e| format!("{}: {e}", over.store.display()))?;
         read(&store, &over.run, over.last).map_err(|e| e.to_string())
     }
-    if over.store.is_file() {
+    if let Some(url) = super::read::object_url(&over.store) {
+        let fs = crate::store::object::ObjectFs::open(url).map_err(|e| e.to_string())?;
+        go(fs, over)
+    } else if over.store.is_file() {
         let fs = ZipFs::open(&over.store).map_err(|e| e.to_string())?;
         go(fs, over)
     } else {
