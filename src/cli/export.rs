@@ -22,7 +22,8 @@ pub struct Args {
 pub fn run(args: Args) -> Result<ExitCode, String> {
     if let Some(url) = super::read::object_url(&args.store) {
         let fs = crate::store::object::ObjectFs::open(url).map_err(|e| e.to_string())?;
-        let store = Store::open(fs).map_err(|e| format!("{url}: {e}"))?;
+        let shown = crate::store::object::redacted(url);
+        let store = Store::open(fs).map_err(|e| format!("{shown}: {e}"))?;
         return done(&store, &args);
     }
     let store = Store::open(DirFs::new(&args.store))

@@ -44,9 +44,13 @@ pub enum What {
 
 /// A store from a folder or a snapshot zip, with the path in any message.
 pub fn open(path: &Path) -> Result<Store<Box<dyn StoreFs>>, String> {
-    let say = |e: crate::store::StoreError| format!("{}: {e}", path.display());
+    let shown = match object_url(path) {
+        Some(url) => crate::store::object::redacted(url),
+        None => path.display().to_string(),
+    };
+    let say = |e: crate::store::StoreError| format!("{shown}: {e}");
     let fs: Box<dyn StoreFs> = if let Some(url) = object_url(path) {
-        Box::new(crate::store::object::ObjectFs::open(url).map_err(say)?)
+        Box::new(crate::store::object::ObjectFs::open(url).map_err(|e| e.to_string())?)
     } else if path.is_file() {
         Box::new(ZipFs::open(path).map_err(say)?)
     } else {

@@ -38,6 +38,19 @@ pub fn is_url_path(store: &std::path::Path) -> bool {
     store.to_str().is_some_and(is_url)
 }
 
+/// `url` as messages show it: without any user or password written into it.
+pub fn redacted(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut p) if !p.username().is_empty() || p.password().is_some() => {
+            let _ = p.set_username("");
+            let _ = p.set_password(None);
+            p.to_string()
+        }
+        Ok(_) => url.to_string(),
+        Err(_) => "the store URL".to_string(),
+    }
+}
+
 /// A writer's manifest, `runs/<run>/<writer>/manifest.json`.
 pub const MANIFEST_FILE: &str = "manifest.json";
 /// What a manifest says it is.
@@ -170,17 +183,19 @@ impl Bucket {
     /// Open the store at `url` (`s3://bucket/prefix`, `gs://…`, `az://…`), configured from the
     /// environment as the crate reads it (`AWS_*`, `GOOGLE_*`, `AZURE_*`).
     pub fn open(url: &str) -> Result<Arc<Bucket>> {
+        let parsed = url::Url::parse(url);
+        let shown = redacted(url);
         let bad = |reason: String| -> StoreError {
             ObjectError::BadUrl {
-                url: url.to_string(),
+                url: shown.clone(),
                 reason,
             }
             .into()
         };
-        let parsed = url::Url::parse(url).map_err(|e| bad(e.to_string()))?;
+        let parsed = parsed.map_err(|e| bad(e.to_string()))?;
         if !parsed.username().is_empty() || parsed.password().is_some() {
             return Err(bad(
-                "credentials do not belong in the URL; use the environment".into(),
+                "credentials do not belong in the URL; give them in the environment".into(),
             ));
         }
         let store: Arc<dyn ObjectStore> = match parsed.scheme() {
