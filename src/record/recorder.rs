@@ -148,7 +148,16 @@ impl StoreWriter {
         }
     }
 
-    fn append_with_crcs(
+    /// Write one forward ([`Writer::append`]).
+    pub fn append(
+        &mut self,
+        rec: &ForwardRecord<'_>,
+        fields: crate::store::Fields<'static>,
+    ) -> Result<IndexEntry> {
+        self.append_with_crcs(rec, fields, None)
+    }
+
+    pub(crate) fn append_with_crcs(
         &mut self,
         rec: &ForwardRecord<'_>,
         fields: crate::store::Fields<'static>,
@@ -157,15 +166,18 @@ impl StoreWriter {
         with!(self, w => w.append_with_crcs(rec, fields, crcs))
     }
 
-    fn append_broke(&mut self, forward: u64, error: &str) -> Result<IndexEntry> {
+    /// Mark forward `forward` broke with no blob ([`Writer::append_broke`]).
+    pub fn append_broke(&mut self, forward: u64, error: &str) -> Result<IndexEntry> {
         with!(self, w => w.append_broke(forward, error))
     }
 
-    fn append_reading(&mut self, r: &Reading) -> Result<()> {
+    /// Append a machine reading ([`Writer::append_reading`]).
+    pub fn append_reading(&mut self, r: &Reading) -> Result<()> {
         with!(self, w => w.append_reading(r))
     }
 
-    fn finish(&mut self, exit: &ExitRecord) -> Result<()> {
+    /// Write how the recording ended ([`Writer::finish`]).
+    pub fn finish(&mut self, exit: &ExitRecord) -> Result<()> {
         with!(self, w => w.finish(exit))
     }
 

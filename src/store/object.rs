@@ -1128,10 +1128,13 @@ impl Drop for ObjectWriter {
     }
 }
 
+/// A manifest a reader holds: when it read it, and the manifest.
+type Fetched = (Instant, Arc<Manifest>);
+
 /// A store on object storage read as plain files: the reading side of this module.
 pub struct ObjectFs {
     bucket: Arc<Bucket>,
-    manifests: Mutex<HashMap<(String, String), (Instant, Arc<Manifest>)>>,
+    manifests: Mutex<HashMap<(String, String), Fetched>>,
     parts: Mutex<HashMap<String, Bytes>>,
 }
 
@@ -1215,7 +1218,7 @@ impl ObjectFs {
         Ok(m)
     }
 
-    fn log<'m>(m: &'m Manifest, readings: bool) -> &'m [LogPart] {
+    fn log(m: &Manifest, readings: bool) -> &[LogPart] {
         if readings {
             &m.readings
         } else {
