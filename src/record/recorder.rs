@@ -255,11 +255,6 @@ impl Recorder {
     /// Record the run's config (its settings, `runs/<run>/config.json`), replacing the one it
     /// had, so that runs can be grouped by them (`somatize compare --group-by FIELD`).
     pub fn config(&self, config: &crate::store::config::Config) -> Result<()> {
-        if let Some(url) = self.root.to_str().filter(|_| self.writer.is_object()) {
-            let bytes = serde_json::to_vec(config).unwrap_or_default();
-            let file = crate::store::format::CONFIG_FILE;
-            return crate::store::object::put_run_file(url, &self.run, file, bytes);
-        }
         crate::store::config::write(&self.root, &self.run, config)
     }
 

@@ -563,6 +563,8 @@ struct Uploader {
     dir: String,
     manifest: Manifest,
     version: UpdateVersion,
+    /// Objects the last manifest put retired: deleted after the next put.
+    retired: Vec<String>,
 }
 
 impl Uploader {
@@ -664,7 +666,6 @@ impl Uploader {
     /// process that took the writer over (the writer stops), unless the manifest read back is
     /// still ours (a stale e-tag: retried).
     fn put_manifest(&mut self) -> Result<()> {
-        let retired_before: Vec<String> = std::mem::take(&mut self.manifest.retired);
         self.manifest.generation += 1;
         let path = manifest_path(&self.manifest.run, &self.manifest.writer);
         let mut tries = 0;
@@ -701,11 +702,13 @@ impl Uploader {
                 Err(e) => return Err(self.bucket.err(&path, "replace the manifest", e)),
             }
         }
-        // Objects retired a generation ago: no manifest since names them. A failure to
-        // delete leaves garbage, never a wrong store.
-        for key in retired_before {
+        // Objects retired by the manifest put before this one: neither it nor this one names
+        // them, and a reader holding the older one has had a segment's time to read them. A
+        // failure to delete leaves garbage, never a wrong store.
+        for key in std::mem::take(&mut self.retired) {
             let _ = self.bucket.delete(&self.path(&key));
         }
+        self.retired = std::mem::take(&mut self.manifest.retired);
         Ok(())
     }
 
@@ -841,6 +844,7 @@ impl ObjectWriter {
             dir,
             manifest,
             version,
+            retired: Vec::new(),
         };
         if reopened {
             // Take the writer over now, so that a process still writing as it stops.
