@@ -179,6 +179,18 @@ impl std::fmt::Debug for Bucket {
     }
 }
 
+/// Set (to anything) to have every bucket say on stderr, when it is dropped, how many
+/// requests it made (benchmarks: `scripts/bench-objstore.sh`).
+pub const COUNT_ENV: &str = "SOMATIZE_COUNT_REQUESTS";
+
+impl Drop for Bucket {
+    fn drop(&mut self) {
+        if std::env::var_os(COUNT_ENV).is_some() {
+            eprintln!("somatize: {} requests to {}", self.requests(), self.url);
+        }
+    }
+}
+
 impl Bucket {
     /// Open the store at `url` (`s3://bucket/prefix`, `gs://…`, `az://…`), configured from the
     /// environment as the crate reads it (`AWS_*`, `GOOGLE_*`, `AZURE_*`).
@@ -851,7 +863,7 @@ impl ObjectWriter {
             up.put_manifest()?;
         }
         let failed = Arc::new(Mutex::new(None));
-        let (tx, rx) = mpsc::sync_channel(1);
+        let (tx, rx) = mpsc::sync_channel(0);
         let f2 = failed.clone();
         let gone = up.gone();
         let thread = std::thread::Builder::new()
