@@ -44,11 +44,12 @@ pub enum What {
 
 /// A store from a folder or a snapshot zip, with the path in any message.
 pub fn open(path: &Path) -> Result<Store<Box<dyn StoreFs>>, String> {
-    let shown = match object_url(path) {
-        Some(url) => crate::store::object::redacted(url),
-        None => path.display().to_string(),
+    let shown = shown(path);
+    let say = |e: crate::store::StoreError| match e {
+        // An object store's errors name its URL already.
+        crate::store::StoreError::Object(_) => e.to_string(),
+        e => format!("{shown}: {e}"),
     };
-    let say = |e: crate::store::StoreError| format!("{shown}: {e}");
     let fs: Box<dyn StoreFs> = if let Some(url) = object_url(path) {
         Box::new(crate::store::object::ObjectFs::open(url).map_err(|e| e.to_string())?)
     } else if path.is_file() {
@@ -57,6 +58,14 @@ pub fn open(path: &Path) -> Result<Store<Box<dyn StoreFs>>, String> {
         Box::new(DirFs::new(path))
     };
     Store::open(fs).map_err(say)
+}
+
+/// The store argument as messages name it (a URL without any credentials written into it).
+pub fn shown(path: &Path) -> String {
+    match object_url(path) {
+        Some(url) => crate::store::object::redacted(url),
+        None => path.display().to_string(),
+    }
 }
 
 /// The store argument as an object storage URL (`s3://…`, `gs://…`, `az://…`), if it is one.
