@@ -840,7 +840,9 @@ impl ObjectWriter {
         let dir = format::writer_dir(run, writer);
         let mut last_forward = None;
         if let Some(part) = manifest.index.last() {
-            let bytes = bucket.get(&format!("{dir}/{}", part.key))?;
+            // Its tail is enough: the last whole line is in its last MiB.
+            let from = part.len.saturating_sub(1 << 20);
+            let bytes = bucket.get_range(&format!("{dir}/{}", part.key), from, part.len)?;
             let text = String::from_utf8_lossy(&bytes);
             last_forward = text
                 .lines()
