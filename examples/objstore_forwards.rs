@@ -31,7 +31,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             w.flush()?;
         }
     }
-    w.finish(&Default::default())?;
+    w.finish(&somatize::store::ExitRecord {
+        written_us: somatize::store::writer::now_us(),
+        ok: true,
+        forwards,
+        last_forward: forwards.checked_sub(1),
+        ..Default::default()
+    })?;
     eprintln!(
         "objstore_forwards: {forwards} forwards, {} segments, into {url} in {:.1} s",
         forwards.div_ceil(per.max(1)),
