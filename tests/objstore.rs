@@ -477,3 +477,34 @@ fn the_cli_reads_imports_and_exports_over_s3() {
     assert_ne!(code, 0);
     assert!(!err.contains("sekrit"), "{err}");
 }
+
+#[test]
+fn a_long_index_stays_a_few_objects_and_merged_ones_are_deleted() {
+    let u = url("merge");
+    let mut w = ObjectWriter::open(&u, "r", "w").unwrap();
+    w.set_segment(usize::MAX, Duration::from_secs(3600));
+    for f in 0..45 {
+        w.append(&forward(f, 0, 0), Default::default()).unwrap();
+        w.flush().unwrap();
+    }
+    drop(w);
+    // 45 segments = 32 + 8 + 4 + 1: the manifest names 4 index objects.
+    let b = Bucket::open(&u).unwrap();
+    let m: serde_json::Value =
+        serde_json::from_slice(&b.get("runs/r/w/manifest.json").unwrap()).unwrap();
+    let index = m["index"].as_array().unwrap();
+    let segs: Vec<u64> = index
+        .iter()
+        .map(|p| p["segments"].as_u64().unwrap())
+        .collect();
+    assert_eq!(segs, vec![32, 8, 4, 1]);
+    // What was merged away is deleted a manifest later: only those the last put retired remain.
+    let (_, files) = b.list_dir("runs/r/w/segments").unwrap();
+    let lines = files.iter().filter(|f| f.ends_with(".jsonl")).count();
+    let retired = m["retired"].as_array().unwrap().len();
+    assert_eq!(lines, index.len() + retired, "{files:?}");
+    assert_eq!(
+        check_intact(&reader(&u), "r", 0),
+        (0..45).collect::<Vec<_>>()
+    );
+}
