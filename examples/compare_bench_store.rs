@@ -95,7 +95,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         std::fs::OpenOptions::new()
             .append(true)
-            .open(rec.writer().dir().join("index.jsonl"))?
+            .open(
+                rec.writer()
+                    .dir_writer()
+                    .ok_or("the bench store is a folder")?
+                    .dir()
+                    .join("index.jsonl"),
+            )?
             .write_all(text.as_bytes())?;
         for i in n - blobs..n {
             rec.record(&forward(r, i, n))?;

@@ -45,7 +45,11 @@ ensure_venv() {
   [ -x "$SOMATIZE_VENV/bin/maturin" ] || "$py" -m pip install -q "maturin>=1.5,<2"
   # The notebook widget's tests: a real JupyterLab server, Notebook 7 and anywidget (somatize.show, Live).
   "$py" -c 'import jupyterlab, anywidget, notebook' 2>/dev/null || "$py" -m pip install -q "jupyterlab>=4,<5" "notebook>=7,<8" "anywidget>=0.9,<1"
+  # Stores on object storage: moto's S3 server on 127.0.0.1 (tests/objstore.rs, tests/python/test_objstore.py).
+  "$py" -c 'import moto.server, boto3' 2>/dev/null || "$py" -m pip install -q "moto[server]>=5,<6"
 }
+# The moto server tests/objstore.rs starts (it fails without it, never skips).
+export SOMATIZE_MOTO_SERVER="$SOMATIZE_VENV/bin/moto_server"
 
 # The Python package installed as a user installs it (`pip install .`: maturin builds the
 # binary into the wheel), then its tests with the installed `somatize` (none may be skipped).

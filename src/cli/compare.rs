@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The store: a folder, or a snapshot .zip.
+    /// The store: a folder, a snapshot .zip, or object storage (s3://bucket/prefix, gs://…, az://…).
     store: PathBuf,
     /// Only runs whose names match this glob (`*` any characters, `?` one).
     #[arg(long)]

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 /// What every health command reads: a store, a run, how far back, and at what bounds.
 #[derive(clap::Args, Debug)]
 pub struct Over {
-    /// The store: a folder, or a snapshot `.zip`.
+    /// The store: a folder, a snapshot `.zip`, or object storage (s3://bucket/prefix, gs://…, az://…).
     pub store: PathBuf,
     /// The run.
     #[arg(long)]
@@ -56,10 +56,17 @@ pub use crate::health::store::HealthFigure as Kind;
 /// Read the run through a folder or a snapshot zip.
 pub(super) fn health(over: &Over) -> Result<RunHealth, String> {
     fn go<F: StoreFs>(fs: F, over: &Over) -> Result<RunHealth, String> {
-        let store = Store::open(fs).map_err(|e| format!("{}: {e}", over.store.display()))?;
+        let store = Store::open(fs).map_err(|e| match e {
+            // An object store's errors name its URL already.
+            crate::store::StoreError::Object(_) => e.to_string(),
+            e => format!("{}: {e}", super::read::shown(&over.store)),
+        })?;
         read(&store, &over.run, over.last).map_err(|e| e.to_string())
     }
-    if over.store.is_file() {
+    if let Some(url) = super::read::object_url(&over.store) {
+        let fs = crate::store::object::ObjectFs::open(url).map_err(|e| e.to_string())?;
+        go(fs, over)
+    } else if over.store.is_file() {
         let fs = ZipFs::open(&over.store).map_err(|e| e.to_string())?;
         go(fs, over)
     } else {

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The store folder.
+    /// The store: a folder, or object storage (s3://bucket/prefix, gs://…, az://…).
     store: PathBuf,
     /// The run(s) to export (repeatable); all runs when not given.
     #[arg(long)]
@@ -20,10 +20,20 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, String> {
+    if let Some(url) = super::read::object_url(&args.store) {
+        let fs = crate::store::object::ObjectFs::open(url).map_err(|e| e.to_string())?;
+        let shown = crate::store::object::redacted(url);
+        let store = Store::open(fs).map_err(|e| format!("{shown}: {e}"))?;
+        return done(&store, &args);
+    }
     let store = Store::open(DirFs::new(&args.store))
         .map_err(|e| format!("{}: {e}", args.store.display()))?;
+    done(&store, &args)
+}
+
+fn done<F: crate::store::StoreFs>(store: &Store<F>, args: &Args) -> Result<ExitCode, String> {
     let sum =
-        snapshot::export(&store, &args.run, args.last, &args.output).map_err(|e| e.to_string())?;
+        snapshot::export(store, &args.run, args.last, &args.output).map_err(|e| e.to_string())?;
     eprintln!(
         "somatize export: {} runs, {} writers, {} forwards, {} blobs, {} bytes -> {}",
         sum.runs,

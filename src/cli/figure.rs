@@ -45,7 +45,7 @@ pub enum X {
 pub struct Args {
     /// The figure.
     kind: Kind,
-    /// The store: a folder, or a snapshot .zip.
+    /// The store: a folder, a snapshot .zip, or object storage (s3://bucket/prefix, gs://…, az://…).
     #[arg(required_unless_present = "rows")]
     store: Option<PathBuf>,
     /// progress only: draw these rows instead of a stored run, one JSON object a line

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 pub struct Args {
     /// The folder of `step_<n>.npz` dumps (and an optional graph.json).
     dir: PathBuf,
-    /// The store to write into (created if missing).
+    /// The store to write into (created if missing): a folder, or s3://bucket/prefix, gs://…, az://….
     #[arg(long)]
     store: PathBuf,
     /// The run's name.

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 /// Options shared by the read commands (each says which it takes).
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The store: a folder, or a snapshot .zip.
+    /// The store: a folder, a snapshot .zip, or object storage (s3://bucket/prefix, gs://…, az://…).
     store: PathBuf,
     /// The run (needed when the store holds more than one).
     #[arg(long)]
@@ -44,13 +44,33 @@ pub enum What {
 
 /// A store from a folder or a snapshot zip, with the path in any message.
 pub fn open(path: &Path) -> Result<Store<Box<dyn StoreFs>>, String> {
-    let say = |e: crate::store::StoreError| format!("{}: {e}", path.display());
-    let fs: Box<dyn StoreFs> = if path.is_file() {
+    let shown = shown(path);
+    let say = |e: crate::store::StoreError| match e {
+        // An object store's errors name its URL already.
+        crate::store::StoreError::Object(_) => e.to_string(),
+        e => format!("{shown}: {e}"),
+    };
+    let fs: Box<dyn StoreFs> = if let Some(url) = object_url(path) {
+        Box::new(crate::store::object::ObjectFs::open(url).map_err(|e| e.to_string())?)
+    } else if path.is_file() {
         Box::new(ZipFs::open(path).map_err(say)?)
     } else {
         Box::new(DirFs::new(path))
     };
     Store::open(fs).map_err(say)
+}
+
+/// The store argument as messages name it (a URL without any credentials written into it).
+pub fn shown(path: &Path) -> String {
+    match object_url(path) {
+        Some(url) => crate::store::object::redacted(url),
+        None => path.display().to_string(),
+    }
+}
+
+/// The store argument as an object storage URL (`s3://…`, `gs://…`, `az://…`), if it is one.
+pub fn object_url(path: &Path) -> Option<&str> {
+    path.to_str().filter(|s| crate::store::object::is_url(s))
 }
 
 /// The run asked for, or the only one the store holds.

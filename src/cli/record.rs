@@ -8,7 +8,7 @@ use std::time::Duration;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The store folder (created if missing).
+    /// The store: a folder (created if missing), or object storage (s3://bucket/prefix, gs://…, az://…).
     #[arg(long)]
     store: PathBuf,
     /// The run name.

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The store folder (or snapshot .zip).
+    /// The store folder, snapshot .zip, or object storage URL (s3://bucket/prefix, gs://…, az://…).
     #[arg(required_unless_present = "widget")]
     store: Option<PathBuf>,
     /// The run to show.

@@ -123,7 +123,7 @@ pub fn within(args: WithinArgs) -> Result<ExitCode, String> {
 /// Options of `curve-costs`.
 #[derive(clap::Args, Debug)]
 pub struct CurveCostsArgs {
-    /// The store: a folder, or a snapshot .zip.
+    /// The store: a folder, a snapshot .zip, or object storage (s3://bucket/prefix, gs://…, az://…).
     store: PathBuf,
     /// The run (needed when the store holds more than one).
     #[arg(long)]
@@ -151,7 +151,7 @@ pub fn curve_costs(args: CurveCostsArgs) -> Result<ExitCode, String> {
 /// Options of `query`.
 #[derive(clap::Args, Debug)]
 pub struct QueryArgs {
-    /// The store: a folder, or a snapshot .zip.
+    /// The store: a folder, a snapshot .zip, or object storage (s3://bucket/prefix, gs://…, az://…).
     store: PathBuf,
     /// The run `observe` wrote (needed when the store holds more than one).
     #[arg(long)]

@@ -17,6 +17,13 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, String> {
+    if let Some(url) = super::read::object_url(&args.store) {
+        return Err(format!(
+            "{}: serve reads a store folder; for a store on object storage, export a snapshot \
+             (somatize export {0} -o snap.zip) and open that",
+            crate::store::object::redacted(url)
+        ));
+    }
     let assets = super::assets_dir(args.assets);
     let site = Site::new(assets, args.store).map_err(|e| e.to_string())?;
     let listener = bind(args.port).map_err(|e| e.to_string())?;

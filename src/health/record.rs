@@ -120,6 +120,10 @@ pub fn write_graph(
     use crate::store::StoreError;
     use std::io::Write;
     crate::store::names::run(run)?;
+    if let Some(url) = root.to_str().filter(|s| crate::store::object::is_url(s)) {
+        let text = serde_json::to_vec_pretty(graph).unwrap_or_default();
+        return crate::store::object::put_run_file_once(url, run, GRAPH_FILE, text);
+    }
     let path = root.join(graph_path(run));
     if path.exists() {
         return Ok(false);

@@ -43,9 +43,152 @@ pub fn default_writer_id() -> String {
     format!("{}-{}", host_name(), std::process::id())
 }
 
+/// The writer of a [`Recorder`]: a folder's, or one on object storage (`s3://…`).
+pub struct StoreWriter {
+    inner: Inner,
+    /// Whether to sync blobs, folders and lines ([`Writer::durable`]; a put to object
+    /// storage is durable when it returns). Set it before [`Self::set_pipeline`].
+    pub durable: bool,
+}
+
+enum Inner {
+    Dir(Writer),
+    Object(crate::store::object::ObjectWriter),
+}
+
+/// Call `$body` with the writer underneath, whichever it is, its `durable` set first.
+macro_rules! with {
+    ($self:ident, $w:ident => $body:expr) => {{
+        let durable = $self.durable;
+        match &mut $self.inner {
+            Inner::Dir($w) => {
+                $w.durable = durable;
+                $body
+            }
+            Inner::Object($w) => {
+                $w.durable = durable;
+                $body
+            }
+        }
+    }};
+}
+
+impl StoreWriter {
+    /// Open run `run` as writer `writer` in the store at `store`: a folder, or an object
+    /// storage URL (`s3://bucket/prefix`, `gs://…`, `az://…`).
+    pub fn open(store: &Path, run: &str, writer: &str) -> Result<Self> {
+        let inner = match store.to_str().filter(|s| crate::store::object::is_url(s)) {
+            Some(url) => Inner::Object(crate::store::object::ObjectWriter::open(url, run, writer)?),
+            None => Inner::Dir(Writer::open(store, run, writer)?),
+        };
+        Ok(StoreWriter {
+            inner,
+            durable: true,
+        })
+    }
+
+    /// Group commit ([`Writer::set_pipeline`]); a writer on object storage always puts its
+    /// segments from a thread of its own.
+    pub fn set_pipeline(&mut self, depth: usize) -> Result<()> {
+        let durable = self.durable;
+        match &mut self.inner {
+            Inner::Dir(w) => {
+                w.durable = durable;
+                w.set_pipeline(depth)
+            }
+            Inner::Object(_) => Ok(()),
+        }
+    }
+
+    /// [`Writer::set_pack_limit`]; on object storage, the size at which a segment is put.
+    pub fn set_pack_limit(&mut self, bytes: u64) {
+        match &mut self.inner {
+            Inner::Dir(w) => w.set_pack_limit(bytes),
+            Inner::Object(w) => w.set_segment(
+                bytes.try_into().unwrap_or(usize::MAX),
+                crate::store::object::SEGMENT_EVERY,
+            ),
+        }
+    }
+
+    /// Wait for every forward accepted to be stored.
+    pub fn flush(&mut self) -> Result<()> {
+        with!(self, w => w.flush())
+    }
+
+    /// Forwards written since the writer opened.
+    pub fn written(&self) -> u64 {
+        match &self.inner {
+            Inner::Dir(w) => w.written(),
+            Inner::Object(w) => w.written(),
+        }
+    }
+
+    /// The last forward stored.
+    pub fn last_forward(&self) -> Option<u64> {
+        match &self.inner {
+            Inner::Dir(w) => w.last_forward(),
+            Inner::Object(w) => w.last_forward(),
+        }
+    }
+
+    /// The folder writer, when the store is a folder.
+    pub fn dir_writer(&mut self) -> Option<&mut Writer> {
+        match &mut self.inner {
+            Inner::Dir(w) => Some(w),
+            Inner::Object(_) => None,
+        }
+    }
+
+    /// The writer on object storage, when the store is there.
+    pub fn object_writer(&mut self) -> Option<&mut crate::store::object::ObjectWriter> {
+        match &mut self.inner {
+            Inner::Dir(_) => None,
+            Inner::Object(w) => Some(w),
+        }
+    }
+
+    /// Write one forward ([`Writer::append`]).
+    pub fn append(
+        &mut self,
+        rec: &ForwardRecord<'_>,
+        fields: crate::store::Fields<'static>,
+    ) -> Result<IndexEntry> {
+        self.append_with_crcs(rec, fields, None)
+    }
+
+    pub(crate) fn append_with_crcs(
+        &mut self,
+        rec: &ForwardRecord<'_>,
+        fields: crate::store::Fields<'static>,
+        crcs: Option<&[u32]>,
+    ) -> Result<IndexEntry> {
+        with!(self, w => w.append_with_crcs(rec, fields, crcs))
+    }
+
+    /// Mark forward `forward` broke with no blob ([`Writer::append_broke`]).
+    pub fn append_broke(&mut self, forward: u64, error: &str) -> Result<IndexEntry> {
+        with!(self, w => w.append_broke(forward, error))
+    }
+
+    /// Append a machine reading ([`Writer::append_reading`]).
+    pub fn append_reading(&mut self, r: &Reading) -> Result<()> {
+        with!(self, w => w.append_reading(r))
+    }
+
+    /// Write how the recording ended ([`Writer::finish`]).
+    pub fn finish(&mut self, exit: &ExitRecord) -> Result<()> {
+        with!(self, w => w.finish(exit))
+    }
+
+    fn is_object(&self) -> bool {
+        matches!(self.inner, Inner::Object(_))
+    }
+}
+
 /// Writes one run as one writer: a blob and an index line per forward, readings on request.
 pub struct Recorder {
-    writer: Writer,
+    writer: StoreWriter,
     /// The store's folder, the run and this writer's id (for the summary at the end).
     root: std::path::PathBuf,
     run: String,
@@ -79,7 +222,7 @@ impl Recorder {
     /// Record as the given writer id (a rank, a machine); one process per writer id.
     pub fn with_writer(store: impl AsRef<Path>, run: &str, writer: &str) -> Result<Self> {
         Ok(Recorder {
-            writer: Writer::open(store.as_ref(), run, writer)?,
+            writer: StoreWriter::open(store.as_ref(), run, writer)?,
             root: store.as_ref().to_path_buf(),
             run: run.to_string(),
             writer_id: writer.to_string(),
@@ -117,7 +260,8 @@ impl Recorder {
 
     /// Take a live summary when one is due and none is being taken.
     fn live_summary(&mut self) {
-        let Some(every) = self.live.every else {
+        // On object storage there is no summaries.jsonl to append to: readers read the run.
+        let Some(every) = self.live.every.filter(|_| !self.writer.is_object()) else {
             return;
         };
         let now = Instant::now();
@@ -223,6 +367,9 @@ impl Recorder {
             let _ = t.join();
         }
         self.live.every = None;
+        if self.writer.is_object() {
+            return Ok(());
+        }
         if let Err(e) = crate::health::compare::write_summary(
             &self.root,
             &self.run,
@@ -239,7 +386,7 @@ impl Recorder {
     }
 
     /// The underlying writer.
-    pub fn writer(&mut self) -> &mut Writer {
+    pub fn writer(&mut self) -> &mut StoreWriter {
         &mut self.writer
     }
 }

@@ -76,11 +76,16 @@ pub fn entry(text: &str) -> std::result::Result<(String, Value), String> {
 }
 
 /// Write run `run`'s config into the store at `root` (the store and the run's folder created
-/// as needed), replacing the one it had: written to a temporary file, synced, renamed.
+/// as needed), replacing the one it had: written to a temporary file, synced, renamed. On
+/// object storage (`root` an `s3://…` URL) it is one put.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn write(root: &std::path::Path, run: &str, config: &Config) -> Result<()> {
     use std::io::Write;
     names::run(run)?;
+    if let Some(url) = root.to_str().filter(|s| super::object::is_url(s)) {
+        let bytes = serde_json::to_vec(config).unwrap_or_default();
+        return super::object::put_run_file(url, run, format::CONFIG_FILE, bytes);
+    }
     super::writer::ensure_store(root)?;
     let dir = root.join(format::run_dir(run));
     let target = root.join(path(run));

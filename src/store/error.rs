@@ -68,6 +68,10 @@ pub enum StoreError {
     /// Another process holds this writer's lock: two processes may not share one writer id.
     /// Retry after it exits, or give this process its own writer id.
     WriterBusy { path: String },
+    /// A store on object storage (`s3://`, `gs://`, `az://`) failed; the inner error says
+    /// how, and names the store URL and the run and writer it concerns.
+    #[cfg(not(target_arch = "wasm32"))]
+    Object(Box<super::object::ObjectError>),
 }
 
 impl StoreError {
@@ -144,6 +148,8 @@ impl fmt::Display for StoreError {
                 f,
                 "{path}: another process is writing as this writer; give each process its own writer id"
             ),
+            #[cfg(not(target_arch = "wasm32"))]
+            Object(e) => write!(f, "{e}"),
         }
     }
 }
@@ -152,6 +158,8 @@ impl std::error::Error for StoreError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             StoreError::Io { source, .. } => Some(source),
+            #[cfg(not(target_arch = "wasm32"))]
+            StoreError::Object(e) => Some(&**e),
             _ => None,
         }
     }

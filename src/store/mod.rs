@@ -13,6 +13,8 @@ pub mod listing;
 pub mod names;
 pub mod npy;
 #[cfg(not(target_arch = "wasm32"))]
+pub mod object;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod pack;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod pipeline;
