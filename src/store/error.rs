@@ -71,7 +71,7 @@ pub enum StoreError {
     /// A store on object storage (`s3://`, `gs://`, `az://`) failed; the inner error says
     /// how, and names the store URL and the run and writer it concerns.
     #[cfg(not(target_arch = "wasm32"))]
-    Object(Box<super::object::ObjectError>),
+    Object(Box<super::object_error::ObjectError>),
 }
 
 impl StoreError {
@@ -167,3 +167,10 @@ impl std::error::Error for StoreError {
 
 /// Shorthand for results of the store.
 pub type Result<T> = std::result::Result<T, StoreError>;
+
+#[cfg(not(target_arch = "wasm32"))]
+impl From<super::object_error::ObjectError> for StoreError {
+    fn from(e: super::object_error::ObjectError) -> Self {
+        StoreError::Object(Box::new(e))
+    }
+}

@@ -15,6 +15,8 @@ pub mod npy;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod object;
 #[cfg(not(target_arch = "wasm32"))]
+pub mod object_error;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod pack;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod pipeline;
