@@ -2,7 +2,7 @@
 //! ../shared/runs/example_cnn imported into a temporary store: exit statuses (`--fail-on`,
 //! a bad thresholds file, an unknown flag, an empty folder) and what each prints.
 
-mod common;
+use crate::common;
 
 use common::{somatize, temp_dir};
 use std::path::{Path, PathBuf};

@@ -1,6 +1,6 @@
 //! `somatize about` and `somatize thresholds`, run as the built binary.
 
-mod common;
+use crate::common;
 
 use common::somatize;
 

@@ -3,7 +3,7 @@
 //! stderr, never a panic. The store is four forwards of tests/common's pattern recorded here,
 //! the tensor file ../shared/fixtures/state_dict.pt.
 
-mod common;
+use crate::common;
 
 use common::{somatize, temp_dir};
 use std::path::PathBuf;

@@ -2,7 +2,7 @@
 //! is the row `compare` would read from the run itself; `somatize compare` and `figure compare`
 //! (glob, groups, smoothing, downsampling). Runs are written here through the Recorder.
 
-mod common;
+use crate::common;
 
 use common::{somatize, temp_dir};
 use somatize::figures::compare::{compare as overlay, ema, CompareFigure, Smooth};

@@ -7,7 +7,7 @@
 //! scripts/test.sh runs it against the release binary (`SOMATIZE_BIN=target/release/somatize`),
 //! as the README's `cargo run --release -- demo` builds it.
 
-mod common;
+use crate::common;
 
 use common::temp_dir;
 use somatize::health::store::diagnose;

@@ -2,7 +2,7 @@
 //! bisection of the index finds, without reading the index; anything the kept lines cannot
 //! vouch for (a forward a writer may still append, a new writer) reads the index as before.
 
-mod common;
+use crate::common;
 
 use common::temp_dir;
 use somatize::figures::gantt::{gantt, gantt_kept};

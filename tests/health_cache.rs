@@ -1,7 +1,7 @@
 //! The health cache: a second question over an unchanged run reuses the first read (no blob
 //! is fetched again), a run that grew is read again, and another run or window is its own read.
 
-mod common;
+use crate::common;
 
 use common::temp_dir;
 use somatize::health::store::read;

@@ -4,7 +4,7 @@
 //!
 //! The dumps are read with the project's own NPZ reader, as `somatize import` reads them.
 
-mod common;
+use crate::common;
 
 use common::BASIC_FLAGS;
 use somatize::health::{measure_forward, Step};

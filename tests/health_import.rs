@@ -6,7 +6,7 @@
 //! The dumps in tests/data/health_import/ were made by its `make.py` (torch 2.15 CPU, SGD
 //! with momentum, seed 5), which wrote numpy's one-step ratios of fc1 into `expected.json`.
 
-mod common;
+use crate::common;
 
 use common::temp_dir;
 use somatize::health::store::history;

@@ -3,7 +3,7 @@
 //! read back by the core and printed by `somatize seen|diagnose --json`, and every list and
 //! every JSON object names its nodes in that order, never sorted by name.
 
-mod common;
+use crate::common;
 
 use common::temp_dir;
 use somatize::health::record::{write_graph, Graph};

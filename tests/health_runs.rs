@@ -6,7 +6,7 @@
 //! The steps stay in memory here, so a failure points at the rules, not the store; the
 //! health_store tests carry the same runs through a store.
 
-mod common;
+use crate::common;
 
 use common::mlp::{matmul_t, tensor, train, Act, Recipe, Rng, HEALTHY};
 use common::BASIC_FLAGS as BASIC;

@@ -5,7 +5,7 @@
 //! another answer without training again; ../shared/runs/example_cnn imported raises none of
 //! the basic flags.
 
-mod common;
+use crate::common;
 
 use common::mlp::{matmul_t, t_matmul, tensor, train, Act, Recipe, Rng};
 

@@ -3,7 +3,7 @@
 //! loss is not summarised; a damaged run), read through `somatize::readback`, the figures and
 //! the CLI. No fixtures from ../shared are needed: every store is made here.
 
-mod common;
+use crate::common;
 
 use common::temp_dir;
 use serde_json::{json, Value};

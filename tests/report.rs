@@ -5,7 +5,7 @@
 //! The assets are a stand-in folder (`common::report_assets`): the real page and package sources
 //! with small stand-ins for what `scripts/build-wasm.sh` builds, so this test needs no wasm build.
 
-mod common;
+use crate::common;
 
 use common::report_assets::assets;
 use common::temp_dir;

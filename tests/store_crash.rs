@@ -6,7 +6,7 @@
 //! The writing processes are this test binary re-run with `SOMATIZE_TEST_ROLE` set (see the
 //! ignored `child_role` test). `SOMATIZE_KILL_TRIALS` lowers the number of trials (default 50).
 
-mod common;
+use crate::common;
 
 use common::{forward, temp_dir, trials, values, Rng};
 use somatize::record::Recorder;
@@ -19,13 +19,22 @@ use std::time::Duration;
 
 const ROLE: &str = "SOMATIZE_TEST_ROLE";
 
+/// The child role's test name in this binary (tests/native.rs makes this file a module, so the
+/// name carries the module's path: `store_crash::child_role`).
+fn child_role_name() -> String {
+    match module_path!().split_once("::") {
+        Some((_, module)) => format!("{module}::child_role"),
+        None => "child_role".to_string(),
+    }
+}
+
 /// Run this binary as a child in `role` with extra environment.
 fn spawn_role(role: &str, env: &[(&str, String)]) -> Child {
     let mut c = Command::new(std::env::current_exe().unwrap());
     c.args([
         "--ignored",
         "--exact",
-        "child_role",
+        &child_role_name(),
         "--nocapture",
         "--test-threads=1",
     ])
@@ -298,7 +307,7 @@ fn killing_the_companion_keeps_every_whole_forward() {
             .args([
                 "--ignored",
                 "--exact",
-                "child_role",
+                &child_role_name(),
                 "--nocapture",
                 "--test-threads=1",
             ])

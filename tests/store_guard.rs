@@ -4,7 +4,7 @@
 //! The full disk is simulated with /dev/full (every write fails with ENOSPC): the index file,
 //! or the temporary blob, is made a symlink to it. Skipped where /dev/full does not exist.
 
-mod common;
+use crate::common;
 
 use common::{forward, temp_dir};
 use somatize::record::Recorder;

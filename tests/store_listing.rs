@@ -2,7 +2,7 @@
 //! cannot list folders (`ListedFs`) sees the same runs, writers and forwards through it, an
 //! old store gets one on its next writer, and a store without one is refused with a message.
 
-mod common;
+use crate::common;
 
 use common::{forward, temp_dir};
 use somatize::store::{snapshot, DirFs, ListedFs, Store, StoreFs, Writer, ZipFs};

@@ -3,7 +3,7 @@
 //! its blob's range of a pack, a 1.1 store reads, exports and is continued in packs, and a
 //! snapshot is the same tree (its last N forwards: their blobs in one pack of their own).
 
-mod common;
+use crate::common;
 
 use common::{forward, temp_dir, values};
 use somatize::record::Recorder;

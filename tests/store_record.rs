@@ -3,7 +3,7 @@
 //! forward it reached. The numpy tests need python3 with numpy (scripts/test.sh installs it)
 //! and fail without it; the torch test runs with the torch venv's Python and fails without it.
 
-mod common;
+use crate::common;
 
 use common::temp_dir;
 use somatize::store::{DirFs, Field, Store};

@@ -1,7 +1,7 @@
 //! The store end to end: record, scan, fetch, last N, snapshot export and reading it back,
 //! and the bad inputs readers must report (newer format, bad lines, corrupt or missing blobs).
 
-mod common;
+use crate::common;
 
 use common::{forward, temp_dir, values};
 use somatize::record::{probe, Recorder};
