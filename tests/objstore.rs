@@ -6,7 +6,7 @@
 //! Covered: conditional puts (a second writer of one writer id takes it over and the first
 //! stops with a clear error), a multipart upload of a large segment, an interrupted upload and
 //! stray segments (never visible), a killed writer (readable up to its last segment put), two
-//! writers of one run, a reader during writing, and the CLI over `s3://`.
+//! writers of one run, a reader during writing, the CLI over `s3://`, and `somatize share`'s links.
 
 mod common;
 
@@ -507,4 +507,152 @@ fn a_long_index_stays_a_few_objects_and_merged_ones_are_deleted() {
         check_intact(&reader(&u), "r", 0),
         (0..45).collect::<Vec<_>>()
     );
+}
+
+/// A plain GET of `url` (an http://127.0.0.1 link, as a browser would send it): status and body.
+fn get(url: &str) -> (u16, Vec<u8>) {
+    let u = url::Url::parse(url).unwrap();
+    let mut s = std::net::TcpStream::connect((u.host_str().unwrap(), u.port().unwrap())).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let target = match u.query() {
+        Some(q) => format!("{}?{q}", u.path()),
+        None => u.path().to_string(),
+    };
+    write!(
+        s,
+        "GET {target} HTTP/1.1\r\nHost: {}:{}\r\nConnection: close\r\n\r\n",
+        u.host_str().unwrap(),
+        u.port().unwrap()
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).unwrap();
+    let head_end = out.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let head = String::from_utf8_lossy(&out[..head_end]).to_string();
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    (status, out[head_end + 4..].to_vec())
+}
+
+#[test]
+fn a_share_links_every_file_of_its_runs_and_the_parts_make_the_file() {
+    use somatize::store::share::{Share, SHARE_FORMAT};
+    let u = url("share");
+    // Eleven segments: the index is three objects (8 + 2 + 1), each with a link of its own.
+    let mut w = ObjectWriter::open(&u, "r", "w").unwrap();
+    w.set_segment(usize::MAX, Duration::from_secs(3600));
+    for f in 0..11 {
+        w.append(&forward(f, 1, 32), Default::default()).unwrap();
+        w.flush().unwrap();
+    }
+    drop(w);
+    let mut other = Recorder::with_writer(&u, "other", "w").unwrap();
+    other.record(&forward(0, 1, 8)).unwrap();
+    other.finish(&Default::default()).unwrap();
+    drop(other);
+
+    let dir = common::temp_dir("objstore-share");
+    let file = dir.join("share.json");
+    let (code, out, err) = somatize(&["share", &u, "--run", "r", "-o", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.is_empty(), "the document went to the file: {out}");
+    assert!(err.contains("1 runs"), "{err}");
+    let doc: Share = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(doc.format, SHARE_FORMAT);
+    assert_eq!(doc.store, u);
+    assert!(
+        doc.expires_s.unwrap() > doc.created_s + 86000,
+        "a day by default"
+    );
+    let store = reader(&u);
+    let fs = store.fs();
+    let mut paths: Vec<&str> = doc.files.keys().map(String::as_str).collect();
+    paths.sort();
+    let packs = fs.list("runs/r/w/segments").unwrap();
+    let mut want = vec![
+        "runs/r/w/index.jsonl".to_string(),
+        "somatize-store.json".into(),
+    ];
+    want.extend(packs.iter().map(|p| format!("runs/r/w/segments/{p}")));
+    want.sort();
+    assert_eq!(
+        paths, want,
+        "the format file and every file of run r, nothing of run other"
+    );
+    assert_eq!(doc.files["runs/r/w/index.jsonl"].parts.len(), 3);
+    for (path, f) in &doc.files {
+        let mut bytes = Vec::new();
+        for p in &f.parts {
+            assert!(p.url.contains("X-Amz-Signature="), "presigned: {}", p.url);
+            let (status, body) = get(&p.url);
+            assert_eq!(status, 200, "{path}: {}", p.url);
+            assert_eq!(body.len() as u64, p.len, "{path}");
+            bytes.extend(body);
+        }
+        assert_eq!(
+            bytes,
+            fs.read(path).unwrap(),
+            "{path}: the parts make the file"
+        );
+        assert_eq!(f.len, bytes.len() as u64);
+    }
+
+    // --put: the document goes into the store, and one link reads it.
+    let (code, out, err) = somatize(&["share", &u, "--runs", "o*", "--put", "--expires", "2h"]);
+    assert_eq!(code, 0, "{err}");
+    let (status, body) = get(out.trim());
+    assert_eq!(status, 200, "{out}");
+    let put: Share = serde_json::from_slice(&body).unwrap();
+    assert!(
+        put.files.keys().any(|k| k.starts_with("runs/other/")),
+        "{:?}",
+        put.files.keys()
+    );
+    assert!(!put.files.keys().any(|k| k.starts_with("runs/r/")));
+    assert!(put.expires_s.unwrap() <= put.created_s + 7200);
+
+    // --public-url: plain links under the public root, without signatures or expiry. The prefix
+    // is made public-read as on S3, by a bucket policy (moto refuses anonymous reads without).
+    let port = moto().port;
+    let base = format!("http://127.0.0.1:{port}/{BUCKET}/share");
+    assert_eq!(
+        get(&format!("{base}/somatize-store.json")).0,
+        403,
+        "private until the policy"
+    );
+    let policy = format!(
+        r#"{{"Version":"2012-10-17","Statement":[{{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::{BUCKET}/share/*"}}]}}"#
+    );
+    let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        c,
+        "PUT /{BUCKET}?policy HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{policy}",
+        policy.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    c.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 20"), "{answer}");
+    let (code, out, err) = somatize(&["share", &u, "--run", "r", "--public-url", &base]);
+    assert_eq!(code, 0, "{err}");
+    let public: Share = serde_json::from_str(&out).unwrap();
+    assert_eq!(public.expires_s, None);
+    let part = &public.files["somatize-store.json"].parts[0];
+    assert_eq!(part.url, format!("{base}/somatize-store.json"));
+    assert_eq!(get(&part.url).1, fs.read("somatize-store.json").unwrap());
+
+    // What cannot be shared says why.
+    let table: [(&[&str], &str); 3] = [
+        (&["share", &u, "--expires", "8d"], "from 1 s to 7 days"),
+        (&["share", &u, "--run", "nope"], "no run \"nope\""),
+        (
+            &["share", dir.to_str().unwrap()],
+            "share takes a store on object storage",
+        ),
+    ];
+    for (args, said) in table {
+        let (code, out, err) = somatize(args);
+        assert_eq!(code, 2, "{args:?}: {out}");
+        assert!(err.contains(said), "{args:?}: got {err:?}, wanted {said:?}");
+        assert!(out.is_empty(), "{args:?}: nothing on stdout: {out}");
+    }
 }

@@ -33,6 +33,7 @@ mod record;
 mod report;
 mod seeds;
 mod serve;
+mod share;
 mod spec_id;
 mod stats;
 mod thresholds;
@@ -64,6 +65,8 @@ enum Command {
     Record(record::Args),
     /// Write a snapshot zip of a store (or of some runs, or their last N forwards).
     Export(export::Args),
+    /// Share a store on object storage as links (presigned or public) the page and npm open.
+    Share(share::Args),
     /// Print every tensor's key, shape, dtype and statistics from a .npy/.npz/.pt/.safetensors file.
     Stats(stats::Args),
     /// Every run in a store (folder or snapshot .zip), newest last: forwards, breaks, times.
@@ -119,6 +122,7 @@ pub fn main() -> ExitCode {
         Command::Record(args) => record::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Export(args) => export::run(args),
+        Command::Share(args) => share::run(args),
         Command::Stats(args) => stats::run(args),
         Command::Runs(args) => read::run(read::What::Runs, args),
         Command::Compare(args) => compare::run(args),

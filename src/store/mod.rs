@@ -23,6 +23,8 @@ pub mod pipeline;
 pub mod reading;
 pub mod scan;
 #[cfg(not(target_arch = "wasm32"))]
+pub mod share;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod snapshot;
 pub mod summary;
 #[cfg(not(target_arch = "wasm32"))]

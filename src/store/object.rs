@@ -16,6 +16,7 @@ use super::names;
 use super::reading::{ExitRecord, Reading};
 use bytes::Bytes;
 use object_store::path::Path as Key;
+use object_store::signer::{Method, Signer};
 use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -81,6 +82,8 @@ pub use super::object_error::ObjectError;
 /// One bucket and prefix, with a runtime to drive its requests and a count of them.
 pub struct Bucket {
     store: Arc<dyn ObjectStore>,
+    /// What signs URLs for this bucket's objects (`somatize share`).
+    signer: Arc<dyn Signer>,
     prefix: String,
     url: String,
     rt: tokio::runtime::Runtime,
@@ -125,20 +128,24 @@ impl Bucket {
                 "credentials do not belong in the URL; give them in the environment".into(),
             ));
         }
-        let store: Arc<dyn ObjectStore> = match parsed.scheme() {
-            "s3" | "s3a" => Arc::new(
+        fn both<T: ObjectStore + Signer>(t: T) -> (Arc<dyn ObjectStore>, Arc<dyn Signer>) {
+            let t = Arc::new(t);
+            (t.clone(), t)
+        }
+        let (store, signer) = match parsed.scheme() {
+            "s3" | "s3a" => both(
                 object_store::aws::AmazonS3Builder::from_env()
                     .with_url(url)
                     .build()
                     .map_err(|e| bad(e.to_string()))?,
             ),
-            "gs" => Arc::new(
+            "gs" => both(
                 object_store::gcp::GoogleCloudStorageBuilder::from_env()
                     .with_url(url)
                     .build()
                     .map_err(|e| bad(e.to_string()))?,
             ),
-            "az" | "azure" | "abfs" | "abfss" => Arc::new(
+            "az" | "azure" | "abfs" | "abfss" => both(
                 object_store::azure::MicrosoftAzureBuilder::from_env()
                     .with_url(url)
                     .build()
@@ -156,6 +163,7 @@ impl Bucket {
             .map_err(|e| bad(format!("no async runtime: {e}")))?;
         Ok(Arc::new(Bucket {
             store,
+            signer,
             prefix,
             url: url.trim_end_matches('/').to_string(),
             rt,
@@ -235,6 +243,16 @@ impl Bucket {
         self.rt
             .block_on(self.store.get_range(&key, start..end))
             .map_err(|e| self.err(rel, "read a range of", e))
+    }
+
+    /// A URL that reads object `rel` with a plain GET (ranges too) for `expires_in`, signed
+    /// with this bucket's credentials (no request is made: the signature is computed here).
+    pub fn presign(&self, rel: &str, expires_in: Duration) -> Result<String> {
+        let key = self.key(rel);
+        self.rt
+            .block_on(self.signer.signed_url(Method::GET, &key, expires_in))
+            .map(|u| u.to_string())
+            .map_err(|e| self.err(rel, "sign a URL for", e))
     }
 
     /// The length of object `rel`.
@@ -456,7 +474,7 @@ fn manifest_path(run: &str, writer: &str) -> String {
 
 /// A random token naming one writing process (not a secret: it only keeps object names of
 /// two processes apart).
-fn session_token() -> String {
+pub(crate) fn session_token() -> String {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u128(
@@ -1333,6 +1351,24 @@ impl StoreFs for ObjectFs {
 }
 
 impl ObjectFs {
+    /// The objects (key under the store's root, length) whose concatenation is the store's
+    /// file `path`: a writer's index and readings are the parts its manifest names, any other
+    /// file one object (`somatize share` links them).
+    pub fn objects(&self, path: &str) -> Result<Vec<(String, u64)>> {
+        names::relative_path(path)?;
+        match node(path) {
+            Node::Log(run, w, readings) => {
+                let m = self.manifest(run, w, false)?;
+                let dir = format::writer_dir(run, w);
+                Ok(Self::log(&m, readings)
+                    .iter()
+                    .map(|p| (format!("{dir}/{}", p.key), p.len))
+                    .collect())
+            }
+            _ => Ok(vec![(path.to_string(), self.len(path)?)]),
+        }
+    }
+
     /// Refuse paths that are not files of the store on object storage, without a request.
     fn len_check(&self, path: &str) -> Result<()> {
         let missing = || {

@@ -37,6 +37,9 @@ pub enum ObjectError {
         run: String,
         writer: String,
     },
+    /// A share of the store cannot be made as asked (`somatize share`): a presigned link's
+    /// lifetime outside 1 s to 7 days. Not retryable: change the option.
+    BadShare { url: String, reason: String },
 }
 
 impl std::fmt::Display for ObjectError {
@@ -64,6 +67,7 @@ impl std::fmt::Display for ObjectError {
                 f,
                 "{url}: run {run:?}, writer {writer:?}: manifest unreadable: {reason}"
             ),
+            BadShare { url, reason } => write!(f, "{url}: cannot share: {reason}"),
             UploaderGone { url, run, writer } => write!(
                 f,
                 "{url}: run {run:?}, writer {writer:?}: the uploader stopped; later forwards were not stored"
