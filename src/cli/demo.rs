@@ -6,9 +6,9 @@ use super::diagnose::print_diagnosis;
 use crate::demo::{self, DEFAULT_STEPS};
 use crate::health::store::read;
 use crate::record::demo::record_condition;
-use crate::store::{DirFs, Store};
+use crate::store::{DirFs, Store, StoreFs};
 use somatize_verdict::Thresholds;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
@@ -58,11 +58,23 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         "somatize demo: recorded in {:.1} s",
         started.elapsed().as_secs_f64()
     );
-    let reader = Store::open(DirFs::new(store)).map_err(|e| e.to_string())?;
+    if let Some(url) = super::read::object_url(store) {
+        let fs = crate::store::object::ObjectFs::open(url).map_err(|e| e.to_string())?;
+        return verdicts(&Store::open(fs).map_err(|e| e.to_string())?, store);
+    }
+    verdicts(
+        &Store::open(DirFs::new(store)).map_err(|e| e.to_string())?,
+        store,
+    )
+}
+
+/// Each demo run's diagnosis read back from the store, and how to look further.
+fn verdicts<F: StoreFs>(reader: &Store<F>, store: &Path) -> Result<ExitCode, String> {
+    let conditions = demo::conditions();
     let t = Thresholds::default();
     outln!();
     for c in conditions {
-        let h = read(&reader, c.name, None).map_err(|e| e.to_string())?;
+        let h = read(reader, c.name, None).map_err(|e| e.to_string())?;
         let d = h.diagnose(&t);
         outln!("{}: {}", c.name, c.description);
         print_diagnosis(&h, &d, None);
