@@ -336,3 +336,99 @@ export function handleSource(rootHandle) {
     },
   };
 }
+
+/** Whether `href` names a share document (`somatize share`) rather than a store or a snapshot. */
+export const isShareUrl = (href) => /\.json$/i.test(new URL(href).pathname);
+
+/** The share document at `href` (a presigned or public link), parsed and checked. */
+export function fetchShare(href, request = xhrRequest) {
+  const r = request("GET", href);
+  if (r.status < 200 || r.status >= 300) throw new Error(`${href}: HTTP ${r.status}`);
+  return parseShare(new TextDecoder().decode(r.body), href);
+}
+
+/** A share document's text parsed and checked: every file a length and parts whose lengths add up to it. */
+export function parseShare(text, name = "share document") {
+  let doc;
+  try {
+    doc = JSON.parse(text);
+  } catch (e) {
+    throw new Error(`${name}: not a somatize share document (${e.message})`);
+  }
+  if (doc?.format !== "somatize-share") throw new Error(`${name}: not a somatize share document`);
+  if (!(doc.version >= 1 && doc.version <= 1)) {
+    throw new Error(`${name}: share document version ${doc.version}; this package reads version 1 (upgrade it)`);
+  }
+  const files = doc.files;
+  if (!files || typeof files !== "object") throw new Error(`${name}: the share document has no files`);
+  const whole = (n) => Number.isSafeInteger(n) && n >= 0;
+  for (const [path, f] of Object.entries(files)) {
+    const ok =
+      whole(f?.len) &&
+      Array.isArray(f.parts) &&
+      f.parts.every((p) => typeof p?.url === "string" && whole(p.len)) &&
+      f.parts.reduce((s, p) => s + p.len, 0) === f.len;
+    if (!ok || path.split("/").some((s) => s === "" || s === "." || s === "..")) {
+      throw new Error(`${name}: bad entry for ${JSON.stringify(path)} in the share document`);
+    }
+  }
+  return doc;
+}
+
+/** A store shared from object storage (`somatize share`): `doc` names every file a reader needs,
+ * with its length and the objects it is the concatenation of, each with a URL (presigned or under
+ * a public prefix) read with Range requests. Folders are listed from the document. */
+export function shareSource(doc, request = xhrRequest) {
+  const files = new Map(Object.entries(doc.files));
+  const dirs = new Map([["", new Set()]]);
+  for (const path of files.keys()) {
+    const parts = path.split("/");
+    for (let i = 0; i < parts.length; i++) {
+      const dir = parts.slice(0, i).join("/");
+      if (!dirs.has(dir)) dirs.set(dir, new Set());
+      dirs.get(dir).add(parts[i]);
+    }
+  }
+  const counts = { reads: 0, bytes: 0 };
+  /** Bytes [offset, offset + len) of `path`, from the parts they fall in, or null if no such file. */
+  function range(path, offset, len) {
+    const f = files.get(path);
+    if (!f) return null;
+    const end = Math.min(f.len, offset + len);
+    if (offset >= end) return new Uint8Array(0);
+    const out = new Uint8Array(end - offset);
+    let at = 0;
+    for (const p of f.parts) {
+      const [p0, p1] = [at, at + p.len];
+      at = p1;
+      if (p1 <= offset) continue;
+      if (p0 >= end) break;
+      const s = Math.max(offset, p0);
+      const want = Math.min(end, p1) - s;
+      const b = httpRange(p.url, s - p0, want, request);
+      if (b === null || b.length !== want) {
+        throw new Error(`${path}: a part of it is gone or shorter than shared (the links expired, or its writer merged it since: share again)`);
+      }
+      out.set(b, s - offset);
+    }
+    return out;
+  }
+  return {
+    counts,
+    store: doc.store,
+    list: (dir) => (dirs.has(dir) ? [...dirs.get(dir)] : null),
+    read(path) {
+      const b = range(path, 0, files.get(path)?.len ?? 0);
+      return b && counted(counts, b);
+    },
+    readRange(path, offset, len) {
+      const b = range(path, offset, len);
+      return b && counted(counts, b);
+    },
+    readRangeInto(path, offset, target) {
+      const b = range(path, offset, target.length);
+      return b && into(counts, target, b);
+    },
+    size: (path) => files.get(path)?.len ?? null,
+  };
+}

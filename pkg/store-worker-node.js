@@ -5,7 +5,7 @@
 // {id, result} or {id, error} out; a trap of the wasm answers `fatal` and refuses what follows,
 // and the package (client.js) replaces this worker.
 import { isMainThread, parentPort, workerData } from "node:worker_threads";
-import { statSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { serialize } from "node:v8";
 import { crc32 } from "node:zlib";
 
@@ -50,7 +50,7 @@ export function answer(id, result) {
 if (!isMainThread && workerData?.somatizeStore) {
   const { initSync, StoreHandle, useErrorClass, useHostCrc32, useRowColumns } = await import("./wasm/somatize.js");
   const { folderSource, snapshotFile, httpRequester } = await import("./sources-node.js");
-  const { httpSnapshot, httpSource } = await import("./sources.js");
+  const { fetchShare, httpSnapshot, httpSource, isShareUrl, parseShare, shareSource } = await import("./sources.js");
   const { SomatizeError, errorData } = await import("./errors.js");
   const wasm = initSync({ module: workerData.somatizeStore });
   useErrorClass(SomatizeError);
@@ -66,6 +66,10 @@ if (!isMainThread && workerData?.somatizeStore) {
       const request = httpRequester();
       const name = options.name ?? what.url;
       try {
+        if (!options.snapshot && isShareUrl(what.url)) {
+          const src = shareSource(fetchShare(what.url, request), request);
+          return { handle: StoreHandle.openFiles(src, options.name ?? src.store), source: { counts: src.counts, close: request.close } };
+        }
         const snapshot = options.snapshot ?? /\.zip$/i.test(new URL(what.url).pathname);
         const src = snapshot ? httpSnapshot(what.url, request) : httpSource(what.url, request);
         const handle = snapshot ? StoreHandle.openSnapshot(src, name) : StoreHandle.openFiles(src, name);
@@ -77,6 +81,17 @@ if (!isMainThread && workerData?.somatizeStore) {
     }
     if (what.path !== undefined) {
       const name = options.name ?? what.path;
+      // A share document saved by `somatize share -o FILE`: its links are read over HTTP.
+      if (/\.json$/i.test(what.path) && statSync(what.path).isFile()) {
+        const request = httpRequester();
+        try {
+          const src = shareSource(parseShare(readFileSync(what.path, "utf8"), what.path), request);
+          return { handle: StoreHandle.openFiles(src, options.name ?? src.store), source: { counts: src.counts, close: request.close } };
+        } catch (e) {
+          request.close();
+          throw e;
+        }
+      }
       if (statSync(what.path).isDirectory()) {
         const src = folderSource(what.path);
         return { handle: StoreHandle.openFiles(src, name), source: src };

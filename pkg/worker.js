@@ -14,7 +14,7 @@
 // answer carries `fatal: true`, every later message is refused, and the package (browser.js)
 // replaces this worker with a fresh one.
 import init, * as core from "./wasm/somatize.js";
-import { askedFilesSource, blobSnapshot, filesSource, handleSource, httpSnapshot, httpSource } from "./sources.js";
+import { askedFilesSource, blobSnapshot, fetchShare, filesSource, handleSource, httpSnapshot, httpSource, isShareUrl, shareSource } from "./sources.js";
 import { SomatizeError, errorData } from "./errors.js";
 
 const ready = init({ module_or_path: new URL("./wasm/somatize_bg.wasm", import.meta.url) }).then((wasm) => {
@@ -36,6 +36,11 @@ const isSnapshotUrl = (href) => /\.zip$/i.test(new URL(href).pathname);
 /** A source and how the core opens it, from what the page sent. */
 async function sourceOf(source, options) {
   if (typeof source === "string") {
+    // A share document (`somatize share`): the store's files as links into object storage.
+    if (!options.snapshot && isShareUrl(source)) {
+      const doc = fetchShare(source);
+      return { files: shareSource(doc), name: options.name ?? doc.store };
+    }
     const snapshot = options.snapshot ?? isSnapshotUrl(source);
     return snapshot ? { snapshot: httpSnapshot(source), name: source } : { files: httpSource(source), name: source };
   }
