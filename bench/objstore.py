@@ -11,7 +11,6 @@ storage to folder (target <= 1.1); then the time ``close()`` took (the last segm
 import argparse
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from datetime import date
@@ -19,11 +18,10 @@ from pathlib import Path
 
 import torch
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "python"))
-sys.path.insert(0, str(ROOT / "bench"))
-import somatize.torch as st  # noqa: E402
-from torch_lm import LM, MODELS  # noqa: E402
+# bench/ (this script's folder) is on sys.path; torch_lm puts this checkout's package there too.
+from torch_lm import MODELS, lm_batches, lm_copy, train_step
+
+import somatize.torch as st  # noqa: E402  (this checkout's)
 
 
 def main():
@@ -32,32 +30,25 @@ def main():
     ap.add_argument("--url", required=True, help="the object store, s3://bucket/prefix")
     args = ap.parse_args()
     torch.set_num_threads(1)
-    vocab, d, layers, heads, batch, tokens, tied = MODELS["lm"]
+    shape = MODELS["lm"]
+    _, _, _, _, batch, tokens, _ = shape
     root = Path(tempfile.mkdtemp(prefix="somatize-bench-objstore-"))
-    modes = {}
-    for name, store in (("none", None), ("folder", root / "store"), ("s3", args.url)):
-        torch.manual_seed(0)
-        model = LM(vocab, d, layers, heads, tokens, tied)
-        opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
-        w = None if store is None else st.watch(model, opt, store=store, run="lm")
-        modes[name] = {"model": model, "opt": opt, "w": w, "wall": []}
-    g = torch.Generator().manual_seed(1)
-    batches = [torch.randint(0, vocab, (batch, tokens + 1), generator=g) for _ in range(4)]
+
+    def watched(store):
+        return lambda model, opt: st.watch(model, opt, store=store, run="lm")
+
+    modes = {"none": lm_copy(shape), "folder": lm_copy(shape, watched(root / "store")),
+             "s3": lm_copy(shape, watched(args.url))}
+    batches = lm_batches(shape, 1)
     loss_fn = torch.nn.CrossEntropyLoss()
     warm = 2
     for step in range(args.steps + warm):
         b = batches[step % len(batches)]
-        x, y = b[:, :-1], b[:, 1:]
         order = list(modes.items())
         order = order[step % len(order):] + order[:step % len(order)]
         for _, m in order:
             t0 = time.perf_counter()
-            loss = loss_fn(m["model"](x).reshape(-1, vocab), y.reshape(-1))
-            m["opt"].zero_grad()
-            loss.backward()
-            m["opt"].step()
-            if m["w"] is not None:
-                m["w"].step(loss)
+            train_step(m, b, loss_fn)
             if step >= warm:
                 m["wall"].append(time.perf_counter() - t0)
     for m in modes.values():

@@ -12,19 +12,16 @@ is its slowest rank's)."""
 
 import argparse
 import statistics
-import sys
 import time
 from datetime import datetime, timezone
-from pathlib import Path
 
 import torch
 import torch.distributed as dist
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "python"))
-sys.path.insert(0, str(ROOT / "bench"))
-import somatize.torch as st  # noqa: E402
-from torch_lm import LM, MODELS  # noqa: E402
+# bench/ (this script's folder) is on sys.path; torch_lm puts this checkout's package there too.
+from torch_lm import MODELS, lm_batches, lm_copy, train_step
+
+import somatize.torch as st  # noqa: E402  (this checkout's)
 
 
 def main():
@@ -36,31 +33,24 @@ def main():
     torch.set_num_threads(1)
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
-    vocab, d, layers, heads, batch, tokens, tied = MODELS["lm"]
-    modes = {}
-    for name in ("none", "watch"):
-        torch.manual_seed(0)
-        model = torch.nn.parallel.DistributedDataParallel(LM(vocab, d, layers, heads, tokens, tied))
-        opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
-        w = st.watch(model, opt, store=args.store, run="ddp-bench") if name == "watch" else None
-        modes[name] = {"model": model, "opt": opt, "w": w, "wall": []}
-    g = torch.Generator().manual_seed(1 + rank)
-    batches = [torch.randint(0, vocab, (batch, tokens + 1), generator=g) for _ in range(4)]
+    shape = MODELS["lm"]
+    _, _, _, _, batch, tokens, _ = shape
+    ddp = torch.nn.parallel.DistributedDataParallel
+    modes = {
+        "none": lm_copy(shape, wrap=ddp),
+        "watch": lm_copy(shape, lambda model, opt: st.watch(model, opt, store=args.store,
+                                                            run="ddp-bench"), wrap=ddp),
+    }
+    batches = lm_batches(shape, 1 + rank)
     loss_fn = torch.nn.CrossEntropyLoss()
     for step in range(args.steps + args.warm):
         b = batches[step % len(batches)]
-        x, y = b[:, :-1], b[:, 1:]
         order = list(modes.values())
         order = order[step % 2:] + order[:step % 2]
         for m in order:
             dist.barrier()  # every rank starts the step together
             t0 = time.perf_counter()
-            loss = loss_fn(m["model"](x).reshape(-1, vocab), y.reshape(-1))
-            m["opt"].zero_grad()
-            loss.backward()
-            m["opt"].step()
-            if m["w"] is not None:
-                m["w"].step(loss)
+            train_step(m, b, loss_fn)
             if step >= args.warm:
                 m["wall"].append(time.perf_counter() - t0)
     modes["watch"]["w"].close()

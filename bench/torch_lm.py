@@ -61,6 +61,40 @@ class LM(torch.nn.Module):
         return self.head(self.norm(h))
 
 
+def lm_copy(shape, record=None, wrap=None):
+    """One copy of a model of MODELS (``shape``, its tuple) for the modes trained in turns: seed 0,
+    AdamW; ``wrap(model)`` wraps it (DistributedDataParallel), ``record(model, opt)`` gives what
+    records it (a ``watch``, TensorBoard) or None. A mode: {model, opt, w (the recorder or None),
+    wall (its measured step times)}."""
+    vocab, d, layers, heads, _, tokens, tied = shape
+    torch.manual_seed(0)
+    model = LM(vocab, d, layers, heads, tokens, tied)
+    if wrap is not None:
+        model = wrap(model)
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
+    return {"model": model, "opt": opt, "w": None if record is None else record(model, opt),
+            "wall": []}
+
+
+def lm_batches(shape, seed):
+    """The four batches (``batch`` x ``tokens + 1`` token ids) the modes train on in turn."""
+    vocab, _, _, _, batch, tokens, _ = shape
+    g = torch.Generator().manual_seed(seed)
+    return [torch.randint(0, vocab, (batch, tokens + 1), generator=g) for _ in range(4)]
+
+
+def train_step(m, b, loss_fn):
+    """One training step of mode ``m`` on batch ``b`` (next-token loss), recorded by its ``w``."""
+    x, y = b[:, :-1], b[:, 1:]
+    out = m["model"](x)
+    loss = loss_fn(out.reshape(-1, out.shape[-1]), y.reshape(-1))
+    m["opt"].zero_grad()
+    loss.backward()
+    m["opt"].step()
+    if m["w"] is not None:
+        m["w"].step(loss)
+
+
 def du(path):
     return sum(f.stat().st_size for f in Path(path).rglob("*") if f.is_file())
 
@@ -97,50 +131,42 @@ class TensorBoard:
 
 
 def run(model_name, steps, warm, modes_wanted):
-    vocab, d, layers, heads, batch, tokens, tied = MODELS[model_name]
+    shape = MODELS[model_name]
+    vocab, d, layers, heads, batch, tokens, tied = shape
     root = Path(tempfile.mkdtemp(prefix="somatize-bench-"))
     store = root / "store"
     modes = {}
     for name in modes_wanted:
-        torch.manual_seed(0)
-        model = LM(vocab, d, layers, heads, tokens, tied)
-        opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
         run_name = f"{model_name}-{name.replace(' ', '-')}"
         if name == "none":
-            w = None
+            record = None
         elif name == "tensorboard":
-            w = TensorBoard(model, root / "tb" / run_name)
+            def record(model, opt, run_name=run_name):
+                return TensorBoard(model, root / "tb" / run_name)
         else:
-            w = st.watch(model, opt, store=store, run=run_name,
-                         **({"every": 1} if name == "every step" else {}))
-        modes[name] = {"model": model, "opt": opt, "w": w, "wall": [], "cpu": [],
-                       "run": run_name, "companion_cpu": 0.0}
+            def record(model, opt, run_name=run_name, name=name):
+                return st.watch(model, opt, store=store, run=run_name,
+                                **({"every": 1} if name == "every step" else {}))
+        modes[name] = {**lm_copy(shape, record), "cpu": [], "run": run_name,
+                       "companion_cpu": 0.0}
     first = modes[modes_wanted[0]]["model"]
     params = sum(p.numel() for p in first.parameters())
-    g = torch.Generator().manual_seed(1)
-    batches = [torch.randint(0, vocab, (batch, tokens + 1), generator=g) for _ in range(4)]
+    batches = lm_batches(shape, 1)
     loss_fn = torch.nn.CrossEntropyLoss()
     for step in range(steps + warm):
         b = batches[step % len(batches)]
-        x, y = b[:, :-1], b[:, 1:]
         # Each round starts from the next mode, so none of them always follows the one that
         # evicts the most from the caches (TensorBoard's histograms).
         order = list(modes.items())
         order = order[step % len(order):] + order[:step % len(order)]
         for name, m in order:
-            model, opt, w = m["model"], m["opt"], m["w"]
-            companion = getattr(getattr(w, "_companion", None), "pid", None)
+            companion = getattr(getattr(m["w"], "_companion", None), "pid", None)
             if step == warm and companion:
                 m["companion_cpu"] = -cpu_of(companion)
             if step == warm:
                 m["began"] = time.perf_counter()
             t0, c0 = time.perf_counter(), time.thread_time()
-            loss = loss_fn(model(x).reshape(-1, vocab), y.reshape(-1))
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            if w is not None:
-                w.step(loss)
+            train_step(m, b, loss_fn)
             if step >= warm:  # the first steps warm up allocators and caches
                 m["wall"].append(time.perf_counter() - t0)
                 m["cpu"].append(time.thread_time() - c0)

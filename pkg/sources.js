@@ -30,6 +30,30 @@ function blobBytes(blob, start, end) {
   return new Uint8Array(new FileReaderSync().readAsArrayBuffer(part));
 }
 
+/** The plain-files reads (read, readRange, readRangeInto, size) of a source whose `file(path)`
+ * gives the File or Blob at a path, or null where there is none (it may throw Pending); the bytes
+ * read are counted in `counts`. */
+function fileReads(counts, file) {
+  return {
+    read(path) {
+      const f = file(path);
+      return f ? counted(counts, blobBytes(f, 0, Infinity)) : null;
+    },
+    readRange(path, offset, len) {
+      const f = file(path);
+      return f ? counted(counts, blobBytes(f, offset, offset + len)) : null;
+    },
+    readRangeInto(path, offset, target) {
+      const f = file(path);
+      return f ? into(counts, target, blobBytes(f, offset, offset + target.length)) : null;
+    },
+    size: (path) => {
+      const f = file(path);
+      return f ? f.size : null;
+    },
+  };
+}
+
 /** Dropped files: a FileList or an array of File (with webkitRelativePath) or of {path, file}.
  * The store's root is the folder holding the shallowest somatize-store.json. */
 export function filesSource(files) {
@@ -43,16 +67,7 @@ export function filesSource(files) {
   return {
     counts,
     list,
-    read: (path) => (byPath.has(path) ? counted(counts, blobBytes(byPath.get(path), 0, Infinity)) : null),
-    readRange(path, offset, len) {
-      const f = byPath.get(path);
-      return f ? counted(counts, blobBytes(f, offset, offset + len)) : null;
-    },
-    readRangeInto(path, offset, target) {
-      const f = byPath.get(path);
-      return f ? into(counts, target, blobBytes(f, offset, offset + target.length)) : null;
-    },
-    size: (path) => (byPath.has(path) ? byPath.get(path).size : null),
+    ...fileReads(counts, (path) => byPath.get(path) ?? null),
   };
 }
 
@@ -103,22 +118,7 @@ export function askedFilesSource(paths, ask) {
   return {
     counts,
     list,
-    read(path) {
-      const f = file(path);
-      return f && counted(counts, blobBytes(f, 0, Infinity));
-    },
-    readRange(path, offset, len) {
-      const f = file(path);
-      return f && counted(counts, blobBytes(f, offset, offset + len));
-    },
-    readRangeInto(path, offset, target) {
-      const f = file(path);
-      return f && into(counts, target, blobBytes(f, offset, offset + target.length));
-    },
-    size: (path) => {
-      const f = file(path);
-      return f ? f.size : null;
-    },
+    ...fileReads(counts, file),
     /** Whether a call asked for a File not here yet. */
     hasPending: () => pending.size > 0,
     /** Ask the page for every File asked for since the last time. */
@@ -303,22 +303,7 @@ export function handleSource(rootHandle) {
       const m = dirs.get(dir);
       return m ? [...m.keys()] : null;
     },
-    read(path) {
-      const f = file(path);
-      return f && counted(counts, blobBytes(f, 0, Infinity));
-    },
-    readRange(path, offset, len) {
-      const f = file(path);
-      return f && counted(counts, blobBytes(f, offset, offset + len));
-    },
-    readRangeInto(path, offset, target) {
-      const f = file(path);
-      return f && into(counts, target, blobBytes(f, offset, offset + target.length));
-    },
-    size: (path) => {
-      const f = file(path);
-      return f ? f.size : null;
-    },
+    ...fileReads(counts, file),
     /** Whether a call asked for something unresolved. */
     hasPending: () => pending.size > 0,
     /** Resolve everything asked for since the last time. */

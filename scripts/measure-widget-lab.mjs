@@ -12,7 +12,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { launch } from "../tests/browser/harness.mjs";
-import { kernelIdle, startJupyter } from "../tests/browser/jupyter-harness.mjs";
+import { rerunShowCell, runCellsAbove, showCellIndex, startJupyter } from "../tests/browser/jupyter-harness.mjs";
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(name);
@@ -26,35 +26,10 @@ const median = (xs) => {
   return s.length % 2 ? s[(s.length - 1) / 2] : Math.round((s[s.length / 2 - 1] + s[s.length / 2]) / 2);
 };
 
-/** Index of the show cell, once the notebook's kernel is there. */
-async function showCell(page) {
-  await page.waitForFunction(() => window.jupyterapp?.shell?.currentWidget?.context?.sessionContext?.session?.kernel, null, { timeout: 120000 });
-  await kernelIdle(page);
-  return page.evaluate(() => window.jupyterapp.shell.currentWidget.content.widgets
-    .findIndex((c) => c.model.type === "code" && c.model.sharedModel.getSource().includes("somatize.show(")));
-}
-
-/** Run the show cell; the cell's run to the verdict drawn, and the widget's marks. */
-async function runShow(page, i) {
-  await kernelIdle(page, 300000);
-  const started = await page.evaluate((i) => {
-    const app = window.jupyterapp;
-    app.shell.currentWidget.content.activeCellIndex = i;
-    const t = performance.now();
-    app.commands.execute("notebook:run-cell");
-    return t;
-  }, i);
-  const newest = (started) => [...document.querySelectorAll("[data-somatize-times]")]
-    .map((el) => JSON.parse(el.dataset.somatizeTimes)).find((t) => t.at > started && t.verdict !== undefined);
-  await page.waitForFunction(`(${newest})(${started})`, null, { timeout: 120000, polling: 20 });
-  const times = await page.evaluate(`(${newest})(${started})`);
-  return { started, times, ms: Math.round(times.at + times.verdict - started) };
-}
-
 const line = (label, r) => {
   const t = r.times;
   const f = t.frame ?? {};
-  return `${label} ${r.ms} ms (render +${Math.round(r.ms - t.verdict)}; page ${t.page}, wasm ${t.wasm}, ready ${t.ready}, shown ${t.shown}, ` +
+  return `${label} ${r.openMs} ms (render +${Math.round(r.openMs - t.verdict)}; page ${t.page}, wasm ${t.wasm}, ready ${t.ready}, shown ${t.shown}, ` +
     `verdict ${t.verdict}; frame: wasm ready ${f["somatize:wasm-ready"]}, init ${f["somatize:init"]}, verdict ${f["somatize:verdict"]}; ` +
     `${t.kernel?.trips ?? 0} round trips, ${t.kernel?.ms ?? 0} ms waited on the kernel; primed +${t.primed?.ms} ms, ${((t.primed?.bytes ?? 0) / 1048576).toFixed(2)} MiB)` +
     (process.env.MARKS ? `\n    ${Object.entries(f).sort((a, b) => a[1] - b[1]).map(([k, v]) => `${k.replace("somatize:", "")} ${v}`).join(", ")}` : "");
@@ -85,29 +60,21 @@ try {
   // The cells above the show cell, once.
   let page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
   await page.goto(jupyter.url);
-  const i = await showCell(page);
-  await page.evaluate((i) => {
-    window.jupyterapp.shell.currentWidget.content.activeCellIndex = i;
-    return window.jupyterapp.commands.execute("notebook:run-all-above");
-  }, i);
-  await page.waitForFunction((i) => {
-    const nb = window.jupyterapp.shell.currentWidget;
-    return nb.context.sessionContext.session.kernel.status === "idle" &&
-      nb.content.widgets.slice(0, i).filter((c) => c.model.type === "code").every((c) => c.model.executionCount !== null);
-  }, i, { timeout: 300000, polling: 100 });
+  const i = await showCellIndex(page);
+  await runCellsAbove(page, i);
   await page.close();
   for (let r = 0; r < rounds; r++) {
     const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
     page = await context.newPage();
     await page.goto(jupyter.url);
-    await showCell(page);
+    await showCellIndex(page);
     await page.waitForTimeout(1000); // JupyterLab settled
     const trace = tracePath && r === 0;
     if (trace) {
       await browser.startTracing(page, { path: tracePath, screenshots: false,
         categories: ["devtools.timeline", "disabled-by-default-devtools.timeline", "v8", "v8.wasm", "blink.user_timing", "toplevel", "disabled-by-default-v8.compile"] });
     }
-    const a = await runShow(page, i);
+    const a = await rerunShowCell(page, i);
     if (trace) {
       await browser.stopTracing();
       const data = JSON.parse(readFileSync(tracePath, "utf8"));
@@ -117,16 +84,16 @@ try {
       const marks = events.filter((e) => e.cat?.includes("blink.user_timing") && e.name?.startsWith("somatize:"));
       const verdict = marks.find((e) => e.name === "somatize:verdict");
       const endUs = verdict ? verdict.ts : Math.max(...events.map((e) => e.ts || 0));
-      const startUs = endUs - a.ms * 1000;
-      console.log(`trace of round 1's first view (${a.ms} ms): the main threads' events from the cell's run to the verdict, by self time:`);
+      const startUs = endUs - a.openMs * 1000;
+      console.log(`trace of round 1's first view (${a.openMs} ms): the main threads' events from the cell's run to the verdict, by self time:`);
       console.log(summarise(data, startUs, endUs));
       writeFileSync(tracePath, JSON.stringify(data));
     }
     console.log(line(`round ${r + 1}, first view:`, a));
-    first.push(a.ms);
-    const b = await runShow(page, i);
+    first.push(a.openMs);
+    const b = await rerunShowCell(page, i);
     console.log(line(`round ${r + 1}, run again:`, b));
-    again.push(b.ms);
+    again.push(b.openMs);
     await context.close();
   }
 } finally {

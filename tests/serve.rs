@@ -99,11 +99,54 @@ fn read_response(s: &mut impl BufRead, head_only: bool) -> (String, String, Vec<
     (status.to_string(), headers.to_string(), body)
 }
 
+/// One kept-alive connection to the server: requests are written on one side and the
+/// answers read, in order, from the other.
+struct Conn {
+    writer: TcpStream,
+    reader: BufReader<TcpStream>,
+}
+
+impl Conn {
+    fn open(server: &Server) -> Conn {
+        let stream = TcpStream::connect(&server.1).unwrap();
+        Conn {
+            writer: stream.try_clone().unwrap(),
+            reader: BufReader::new(stream),
+        }
+    }
+
+    /// Write raw request bytes (one request, or several pipelined) without reading.
+    fn write(&mut self, requests: &str) {
+        self.writer.write_all(requests.as_bytes()).unwrap();
+    }
+
+    /// Read the next answer on the connection (`head_only`: the request was a HEAD).
+    fn read(&mut self, head_only: bool) -> (String, String, Vec<u8>) {
+        read_response(&mut self.reader, head_only)
+    }
+
+    /// Send one raw request and read its answer: the status line, the headers and the body.
+    fn send(&mut self, request: &str) -> (String, String, Vec<u8>) {
+        self.write(request);
+        self.read(request.starts_with("HEAD "))
+    }
+}
+
 /// Send a raw request on a new connection; the status line, the headers and the body.
 fn get(server: &Server, request: &str) -> (String, String, Vec<u8>) {
-    let mut s = TcpStream::connect(&server.1).unwrap();
-    s.write_all(request.as_bytes()).unwrap();
-    read_response(&mut BufReader::new(s), request.starts_with("HEAD "))
+    Conn::open(server).send(request)
+}
+
+/// The answer says its length (`len` bytes) up front and is never chunked.
+fn assert_sized(headers: &str, len: usize) {
+    assert!(
+        headers.contains(&format!("Content-Length: {len}")),
+        "{headers}"
+    );
+    assert!(
+        !headers.to_ascii_lowercase().contains("chunked"),
+        "{headers}"
+    );
 }
 
 /// A request as a browser on this server's own page sends it.
@@ -287,13 +330,18 @@ fn xorshift(state: &mut u64) -> u64 {
     *state
 }
 
+/// A server over a site whose store also holds `name`: `len` deterministic bytes from `seed`.
+fn serve_blob(name: &str, seed: u64, len: usize) -> (Server, Vec<u8>) {
+    let (assets, store) = site();
+    let mut state = seed;
+    let blob: Vec<u8> = (0..len).map(|_| xorshift(&mut state) as u8).collect();
+    std::fs::write(store.join(name), &blob).unwrap();
+    (start(&assets, &store), blob)
+}
+
 #[test]
 fn many_concurrent_range_readers_get_their_bytes() {
-    let (assets, store) = site();
-    let mut state = 0x9e37_79b9_7f4a_7c15;
-    let blob: Vec<u8> = (0..300_000).map(|_| xorshift(&mut state) as u8).collect();
-    std::fs::write(store.join("blob.bin"), &blob).unwrap();
-    let server = start(&assets, &store);
+    let (server, blob) = serve_blob("blob.bin", 0x9e37_79b9_7f4a_7c15, 300_000);
     let (readers, each) = (16, 40);
     std::thread::scope(|scope| {
         for reader in 0..readers {
@@ -301,9 +349,7 @@ fn many_concurrent_range_readers_get_their_bytes() {
             scope.spawn(move || {
                 let mut state = 1 + reader as u64;
                 // Even readers keep one connection for all their requests; odd ones open one each.
-                let kept = TcpStream::connect(&server.1).unwrap();
-                let mut kept_writer = kept.try_clone().unwrap();
-                let mut kept_reader = BufReader::new(kept);
+                let mut kept = Conn::open(server);
                 for i in 0..each {
                     let len = blob.len() as u64;
                     let a = xorshift(&mut state) % len;
@@ -319,8 +365,7 @@ fn many_concurrent_range_readers_get_their_bytes() {
                     let method = if i % 7 == 3 { "HEAD" } else { "GET" };
                     let request = req(server, method, "/store/blob.bin", &range);
                     let (status, headers, body) = if reader % 2 == 0 {
-                        kept_writer.write_all(request.as_bytes()).unwrap();
-                        read_response(&mut kept_reader, method == "HEAD")
+                        kept.send(&request)
                     } else {
                         get(server, &request)
                     };
@@ -333,14 +378,7 @@ fn many_concurrent_range_readers_get_their_bytes() {
                             "{headers}"
                         );
                     }
-                    assert!(
-                        headers.contains(&format!("Content-Length: {}", want.len())),
-                        "{headers}"
-                    );
-                    assert!(
-                        !headers.to_ascii_lowercase().contains("chunked"),
-                        "{headers}"
-                    );
+                    assert_sized(&headers, want.len());
                     if method == "GET" {
                         assert!(body == want, "reader {reader} request {i}: wrong bytes");
                     }
@@ -352,14 +390,8 @@ fn many_concurrent_range_readers_get_their_bytes() {
 
 #[test]
 fn one_connection_answers_request_after_request() {
-    let (assets, store) = site();
-    let mut state = 0x2545_f491_4f6c_dd1d;
-    let blob: Vec<u8> = (0..100_000).map(|_| xorshift(&mut state) as u8).collect();
-    std::fs::write(store.join("blob.bin"), &blob).unwrap();
-    let server = start(&assets, &store);
-    let stream = TcpStream::connect(&server.1).unwrap();
-    let mut writer = stream.try_clone().unwrap();
-    let mut reader = BufReader::new(stream);
+    let (server, blob) = serve_blob("blob.bin", 0x2545_f491_4f6c_dd1d, 100_000);
+    let mut conn = Conn::open(&server);
     // One after another on the same socket: answers of every kind leave it open.
     for i in 0..60u64 {
         let (a, b) = (i * 1_500, i * 1_500 + 999);
@@ -386,8 +418,7 @@ fn one_connection_answers_request_after_request() {
                 "206",
             ),
         };
-        writer.write_all(request.as_bytes()).unwrap();
-        let (status, _, body) = read_response(&mut reader, request.starts_with("HEAD "));
+        let (status, _, body) = conn.send(&request);
         assert!(status.contains(want_status), "request {i}: {status}");
         match want_status {
             "200" if i % 6 == 0 => assert!(body == blob, "request {i}: wrong bytes"),
@@ -406,20 +437,19 @@ fn one_connection_answers_request_after_request() {
             &format!("Range: bytes={a}-{b}\r\n"),
         );
     }
-    writer.write_all(all.as_bytes()).unwrap();
+    conn.write(&all);
     for (a, b) in ranges {
-        let (status, headers, body) = read_response(&mut reader, false);
+        let (status, headers, body) = conn.read(false);
         assert!(status.contains("206"), "{status}");
         assert!(headers.contains(&format!("Content-Range: bytes {a}-{b}/100000")));
         assert!(body == blob[a as usize..=b as usize], "pipelined {a}-{b}");
     }
     // `Connection: close` is honoured: the answer, then the end of the stream.
     let request = req(&server, "GET", "/store/blob.bin", "Connection: close\r\n");
-    writer.write_all(request.as_bytes()).unwrap();
-    let (status, _, body) = read_response(&mut reader, false);
+    let (status, _, body) = conn.send(&request);
     assert!(status.contains("200") && body == blob, "{status}");
     let mut rest = Vec::new();
-    reader.read_to_end(&mut rest).unwrap();
+    conn.reader.read_to_end(&mut rest).unwrap();
     assert!(
         rest.is_empty(),
         "bytes after a closing answer: {}",
@@ -429,15 +459,9 @@ fn one_connection_answers_request_after_request() {
 
 #[test]
 fn long_files_stream_whole_and_in_ranges() {
-    let (assets, store) = site();
-    let mut state = 0x1234_5678_9abc_def1;
     // Past the whole-read limit (1 MiB), so the answer is streamed from the file.
-    let blob: Vec<u8> = (0..3_500_000).map(|_| xorshift(&mut state) as u8).collect();
-    std::fs::write(store.join("big.bin"), &blob).unwrap();
-    let server = start(&assets, &store);
-    let stream = TcpStream::connect(&server.1).unwrap();
-    let mut writer = stream.try_clone().unwrap();
-    let mut reader = BufReader::new(stream);
+    let (server, blob) = serve_blob("big.bin", 0x1234_5678_9abc_def1, 3_500_000);
+    let mut conn = Conn::open(&server);
     for (range, want) in [
         (String::new(), &blob[..]),
         (
@@ -446,19 +470,9 @@ fn long_files_stream_whole_and_in_ranges() {
         ),
         ("Range: bytes=-1200000\r\n".to_string(), &blob[2_300_000..]),
     ] {
-        writer
-            .write_all(req(&server, "GET", "/store/big.bin", &range).as_bytes())
-            .unwrap();
-        let (status, headers, body) = read_response(&mut reader, false);
+        let (status, headers, body) = conn.send(&req(&server, "GET", "/store/big.bin", &range));
         assert!(status.contains(if range.is_empty() { "200" } else { "206" }));
-        assert!(
-            headers.contains(&format!("Content-Length: {}", want.len())),
-            "{headers}"
-        );
-        assert!(
-            !headers.to_ascii_lowercase().contains("chunked"),
-            "{headers}"
-        );
+        assert_sized(&headers, want.len());
         assert!(body == want, "{range:?}: wrong bytes");
     }
 }

@@ -69,12 +69,8 @@ export async function startJupyter(app, name) {
 export const kernelIdle = (page, timeout = 120000) => page.waitForFunction(
   () => window.jupyterapp?.shell?.currentWidget?.context?.sessionContext?.session?.kernel?.status === "idle", null, { timeout });
 
-/**
- * Run the opened notebook: the cells above the `somatize.show` cell, then that cell alone (timed),
- * then the rest. Gives {frame (the widget's iframe), iframe, times (the widget's marks), openMs
- * (the cell run to the verdict drawn), showIndex}.
- */
-export async function runNotebookTimed(page) {
+/** Once the opened notebook has its kernel, idle: the index of its `somatize.show` cell. */
+export async function showCellIndex(page) {
   await page.waitForFunction(() => window.jupyterapp?.shell?.currentWidget?.context?.sessionContext?.session?.kernel, null, { timeout: 120000 });
   await kernelIdle(page);
   const showIndex = await page.evaluate(() => {
@@ -82,7 +78,11 @@ export async function runNotebookTimed(page) {
     return nb.widgets.findIndex((c) => c.model.type === "code" && c.model.sharedModel.getSource().includes("somatize.show("));
   });
   if (showIndex < 0) throw new Error("the notebook has no somatize.show cell");
-  // The cells above, each done.
+  return showIndex;
+}
+
+/** Run the cells above the show cell; back when each is done and the kernel idle. */
+export async function runCellsAbove(page, showIndex) {
   await page.evaluate((i) => {
     const app = window.jupyterapp;
     app.shell.currentWidget.content.activeCellIndex = i;
@@ -93,14 +93,27 @@ export async function runNotebookTimed(page) {
     const above = nb.content.widgets.slice(0, i).filter((c) => c.model.type === "code");
     return nb.context.sessionContext.session.kernel.status === "idle" && above.every((c) => c.model.executionCount !== null);
   }, showIndex, { timeout: 300000, polling: 100 });
+}
+
+/** Run the show cell; the page's clock (performance.now()) at its run. */
+const runShowCell = (page, showIndex) => page.evaluate((i) => {
+  const app = window.jupyterapp;
+  app.shell.currentWidget.content.activeCellIndex = i;
+  const t = performance.now();
+  app.commands.execute("notebook:run-cell");
+  return t;
+}, showIndex);
+
+/**
+ * Run the opened notebook: the cells above the `somatize.show` cell, then that cell alone (timed),
+ * then the rest. Gives {frame (the widget's iframe), iframe, times (the widget's marks), openMs
+ * (the cell run to the verdict drawn), showIndex}.
+ */
+export async function runNotebookTimed(page) {
+  const showIndex = await showCellIndex(page);
+  await runCellsAbove(page, showIndex);
   // The show cell, timed from its run.
-  const started = await page.evaluate((i) => {
-    const app = window.jupyterapp;
-    app.shell.currentWidget.content.activeCellIndex = i;
-    const t = performance.now();
-    app.commands.execute("notebook:run-cell");
-    return t;
-  }, showIndex);
+  const started = await runShowCell(page, showIndex);
   const iframe = await page.waitForSelector("iframe.somatize-widget", { timeout: 120000, state: "attached" });
   await page.waitForFunction(() => {
     const el = document.querySelector("[data-somatize-times]");
@@ -120,13 +133,7 @@ export async function runNotebookTimed(page) {
 /** Run the show cell again (the page and wasm already in this window): the time to its verdict. */
 export async function rerunShowCell(page, showIndex) {
   await kernelIdle(page, 300000);
-  const started = await page.evaluate((i) => {
-    const app = window.jupyterapp;
-    app.shell.currentWidget.content.activeCellIndex = i;
-    const t = performance.now();
-    app.commands.execute("notebook:run-cell");
-    return t;
-  }, showIndex);
+  const started = await runShowCell(page, showIndex);
   const newest = (started) => [...document.querySelectorAll("[data-somatize-times]")]
     .map((el) => JSON.parse(el.dataset.somatizeTimes)).find((t) => t.at > started && t.verdict !== undefined);
   await page.waitForFunction(`(${newest})(${started})`, null, { timeout: 120000, polling: 20 });

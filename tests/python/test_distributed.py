@@ -1,52 +1,19 @@
 """A data-parallel job under torchrun (4 processes, gloo, CPU), each rank recorded by the four
 watch lines: one run of four writers named for their ranks, judged per rank and read together
-(verdict/src/ranks.rs). The training script is written here; nothing is downloaded."""
+(verdict/src/ranks.rs). The job is ddp_job.py's; nothing is downloaded."""
 
 import json
 import socket
 import subprocess
-import sys
-import textwrap
 
+import ddp_job
 from somatize._binary import binary
 from somatize.record import forwards
 
-SCRIPT = """
-import os, sys, torch, torch.distributed as dist
-sys.path[:0] = {path!r}
-import somatize.torch as st
-dist.init_process_group("gloo")
-rank = dist.get_rank()
-torch.manual_seed(0)
-model = torch.nn.Sequential(torch.nn.Linear(8, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1))
-ddp = torch.nn.parallel.DistributedDataParallel(model)
-opt = torch.optim.SGD(ddp.parameters(), lr=0.05)
-w = st.watch(ddp, opt, store={store!r}, run="ddp", every=1)
-g = torch.Generator().manual_seed(rank)
-for step in range(16):
-    x = torch.randn(16, 8, generator=g)
-    if rank == {nan_rank} and step == 10:
-        x[0, 0] = float("nan")  # a bad sample on one rank
-    if rank == {dies} and step == 6:
-        os._exit(3)  # killed outright, mid-run
-    loss = (ddp(x) ** 2).mean()
-    opt.zero_grad(); loss.backward(); opt.step()
-    w.step(loss)
-w.close()
-dist.destroy_process_group()
-"""
-
-
 def torchrun(tmp_path, nan_rank=-1, dies=-1):
-    script = tmp_path / "train.py"
+    """The job's 16 steps into a folder store; torchrun's result and the store."""
     store = tmp_path / "store"
-    script.write_text(textwrap.dedent(SCRIPT.format(path=sys.path, store=str(store),
-                                                    nan_rank=nan_rank, dies=dies)))
-    # --standalone: a rendezvous of its own on a free local port.
-    out = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone",
-                          "--nproc_per_node", "4", str(script)], capture_output=True,
-                         text=True, timeout=180)
-    return out, store
+    return ddp_job.torchrun(tmp_path, store, steps=16, nan_rank=nan_rank, dies=dies), store
 
 
 def cli(*args):

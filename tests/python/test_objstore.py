@@ -4,15 +4,13 @@ server on 127.0.0.1, started and stopped here (moto is a test requirement: scrip
 installs ``moto[server]`` into the venv; without it this module fails, it never skips)."""
 
 import socket
-import subprocess
-import sys
-import textwrap
 
 import boto3
 import pytest
 import torch
 from moto.server import ThreadedMotoServer
 
+import ddp_job
 import somatize.torch as st
 from somatize.health import diagnose, seen
 from somatize.record import curve, forwards, runs
@@ -73,35 +71,9 @@ def test_watch_into_s3_reads_as_into_a_folder(s3, tmp_path):
     assert seen(url, run="tuesday") == seen(tmp_path, run="tuesday")
 
 
-SCRIPT = """
-import sys, torch, torch.distributed as dist
-sys.path[:0] = {path!r}
-import somatize.torch as st
-dist.init_process_group("gloo")
-rank = dist.get_rank()
-torch.manual_seed(0)
-model = torch.nn.Sequential(torch.nn.Linear(8, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1))
-ddp = torch.nn.parallel.DistributedDataParallel(model)
-opt = torch.optim.SGD(ddp.parameters(), lr=0.05)
-w = st.watch(ddp, opt, store={store!r}, run="ddp", every=1)
-g = torch.Generator().manual_seed(rank)
-for step in range(8):
-    x = torch.randn(16, 8, generator=g)
-    loss = (ddp(x) ** 2).mean()
-    opt.zero_grad(); loss.backward(); opt.step()
-    w.step(loss)
-w.close()
-dist.destroy_process_group()
-"""
-
-
 def test_torchrun_ranks_into_s3_are_one_run(s3, tmp_path):
     url = f"{s3}/ddp"
-    script = tmp_path / "train.py"
-    script.write_text(textwrap.dedent(SCRIPT.format(path=sys.path, store=url)))
-    out = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone",
-                          "--nproc_per_node", "4", str(script)], capture_output=True,
-                         text=True, timeout=300)
+    out = ddp_job.torchrun(tmp_path, url, steps=8, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     rows = forwards(url, run="ddp")
     writers = {r["writer"] for r in rows}
