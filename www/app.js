@@ -220,12 +220,18 @@ function openUrl(text, live = false) {
     showError(text || "store URL", new Error("not a URL"));
     return;
   }
-  if (url.origin !== location.origin) {
-    showError(url.href, new Error(`only stores on this page's own site (${location.origin}) can be opened; the page asks no other origin`));
+  // A store shared from object storage (`somatize share`: a .json link) may be on another
+  // origin, over https (or http on this machine's loopback, a local S3 server); any other store
+  // URL only on the page's own.
+  const shared = /\.json$/i.test(url.pathname) &&
+    (url.protocol === "https:" || (url.protocol === "http:" && ["127.0.0.1", "localhost"].includes(url.hostname)));
+  if (url.origin !== location.origin && !shared) {
+    showError(url.href, new Error(`only stores on this page's own site (${location.origin}) can be opened, or a store shared from object storage (a .json link of \`somatize share\`, over https)`));
     return;
   }
   $("store-url").value = url.href;
-  openFolder(url.href, url.href, live);
+  // A share link is named without its query: a presigned link's signature is no name.
+  openFolder(url.href, shared ? `${url.origin}${url.pathname}` : url.href, live);
 }
 
 // ---- the observable id box ----
