@@ -3,7 +3,10 @@ folder: the companion gets the URL, and every reader reads the same run. Against
 server on 127.0.0.1, started and stopped here (moto is a test requirement: scripts/test.sh
 installs ``moto[server]`` into the venv; without it this module fails, it never skips)."""
 
+import json
+import pathlib
 import socket
+import subprocess
 
 import boto3
 import pytest
@@ -13,6 +16,7 @@ from moto.server import ThreadedMotoServer
 import ddp_job
 import somatize.torch as st
 from somatize.health import diagnose, seen
+from somatize._binary import binary
 from somatize.record import curve, forwards, runs
 
 BUCKET = "somatize-py"
@@ -79,3 +83,19 @@ def test_torchrun_ranks_into_s3_are_one_run(s3, tmp_path):
     writers = {r["writer"] for r in rows}
     assert writers == {f"rank{i}" for i in range(4)}, writers
     assert len(rows) == 4 * 8
+    # The npm package reads the same run through a share of it, without credentials.
+    share = tmp_path / "share.json"
+    subprocess.run([binary(), "share", url, "-o", str(share)], check=True, capture_output=True)
+    pkg = pathlib.Path(__file__).resolve().parents[2] / "pkg" / "node.js"
+    script = (f"import {{ openStore }} from {json.dumps(pkg.as_uri())};"
+              f"const s = await openStore({json.dumps(str(share))});"
+              "const f = (await s.forwards({run: 'ddp'})).rows;"
+              "console.log(JSON.stringify({runs: (await s.runs()).rows,"
+              " forwards: f.map((r) => [r.forward, r.writer])}));"
+              "await s.close();")
+    node = subprocess.run(["node", "--input-type=module", "-e", script],
+                          capture_output=True, text=True, timeout=120)
+    assert node.returncode == 0, node.stderr[-3000:]
+    read = json.loads(node.stdout)
+    assert read["runs"] == runs(url)
+    assert read["forwards"] == [[r["forward"], r["writer"]] for r in rows]
