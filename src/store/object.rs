@@ -6,7 +6,7 @@
 //! the folder one: a writer's `index.jsonl` and `readings.jsonl` are the concatenation of the
 //! objects its manifest names, `segments/<n>-<session>.pack` are packs as on disk.
 
-use super::blob::{self, FieldsAsJson, ForwardRecord, KeysOf, MetaRef};
+use super::blob::{self, ForwardRecord};
 use super::error::{Result, StoreError};
 use super::fact::Fields;
 use super::format::{self, FormatFile};
@@ -918,15 +918,7 @@ impl ObjectWriter {
     }
 
     fn check_next(&self, forward: u64) -> Result<()> {
-        match self.last_accepted {
-            Some(last) if forward <= last => Err(StoreError::Refused {
-                what: format!(
-                    "run {:?}, writer {:?}: forward {forward} is not after {last}",
-                    self.run, self.writer
-                ),
-            }),
-            _ => Ok(()),
-        }
+        super::writer::check_after(&self.run, &self.writer, self.last_accepted, forward)
     }
 
     fn push_line(&mut self, entry: &IndexEntry) {
@@ -957,19 +949,8 @@ impl ObjectWriter {
         self.failure()?;
         self.check_next(rec.forward)?;
         rec.tensors.iter().try_for_each(|t| t.check())?;
-        let written_us = super::writer::now_us();
-        let (took_us, broke, error) = (rec.took(), rec.is_broke(), rec.first_error());
-        let meta = MetaRef {
-            run: &self.run,
-            writer: &self.writer,
-            forward: rec.forward,
-            written_us,
-            took_us,
-            broke,
-            error: error.as_deref(),
-            fields: FieldsAsJson(&fields),
-            tensors: KeysOf(&rec.tensors),
-        };
+        let stamp = super::writer::Stamp::of(rec);
+        let meta = stamp.meta(&self.run, &self.writer, rec, &fields);
         let offset = self.pack.len() as u64;
         let mut pack = std::mem::take(&mut self.pack);
         let wrote = blob::write_with(&mut pack, &meta, rec, &mut self.scratch, crcs, Some(offset));
@@ -982,18 +963,7 @@ impl ObjectWriter {
             }
         };
         self.pack = pack;
-        let entry = IndexEntry {
-            forward: rec.forward,
-            written_us,
-            took_us,
-            broke,
-            error,
-            fields,
-            blob: Some(self.pack_name()),
-            offset: Some(offset),
-            len: Some(len),
-            crc32: Some(crc),
-        };
+        let entry = stamp.entry(rec.forward, fields, self.pack_name(), (offset, len, crc));
         self.push_line(&entry);
         self.cut_when_due()?;
         Ok(entry)
@@ -1003,18 +973,7 @@ impl ObjectWriter {
     pub fn append_broke(&mut self, forward: u64, error: &str) -> Result<IndexEntry> {
         self.failure()?;
         self.check_next(forward)?;
-        let entry = IndexEntry {
-            forward,
-            written_us: super::writer::now_us(),
-            took_us: 0,
-            broke: true,
-            error: Some(error.to_string()),
-            fields: Fields::default(),
-            blob: None,
-            offset: None,
-            len: None,
-            crc32: None,
-        };
+        let entry = super::writer::broke_entry(forward, error);
         self.push_line(&entry);
         self.cut_when_due()?;
         Ok(entry)

@@ -27,6 +27,96 @@ pub fn now_us() -> i64 {
         .unwrap_or(0)
 }
 
+/// Refuse forward `forward` unless it is after `last`, the last one the writer accepted: the
+/// rule both writers (a folder's and object storage's) keep.
+pub(crate) fn check_after(run: &str, writer: &str, last: Option<u64>, forward: u64) -> Result<()> {
+    match last {
+        Some(last) if forward <= last => Err(StoreError::Refused {
+            what: format!("run {run:?}, writer {writer:?}: forward {forward} is not after forward {last}"),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// What a forward's blob and its index line both say of it, taken once as it is written.
+pub(crate) struct Stamp {
+    written_us: i64,
+    took_us: u64,
+    broke: bool,
+    error: Option<String>,
+}
+
+impl Stamp {
+    /// Stamp `rec` now.
+    pub(crate) fn of(rec: &ForwardRecord<'_>) -> Self {
+        Stamp {
+            written_us: now_us(),
+            took_us: rec.took(),
+            broke: rec.is_broke(),
+            error: rec.first_error(),
+        }
+    }
+
+    /// The blob's `forward.json` for `rec` of `run`/`writer`.
+    pub(crate) fn meta<'a>(
+        &'a self,
+        run: &'a str,
+        writer: &'a str,
+        rec: &'a ForwardRecord<'_>,
+        fields: &'a Fields<'static>,
+    ) -> MetaRef<'a> {
+        MetaRef {
+            run,
+            writer,
+            forward: rec.forward,
+            written_us: self.written_us,
+            took_us: self.took_us,
+            broke: self.broke,
+            error: self.error.as_deref(),
+            fields: FieldsAsJson(fields),
+            tensors: KeysOf(&rec.tensors),
+        }
+    }
+
+    /// The index line of forward `forward`, its blob `blob` at `offset` (`len` bytes, `crc`).
+    pub(crate) fn entry(
+        self,
+        forward: u64,
+        fields: Fields<'static>,
+        blob: String,
+        (offset, len, crc): (u64, u64, u32),
+    ) -> IndexEntry {
+        IndexEntry {
+            forward,
+            written_us: self.written_us,
+            took_us: self.took_us,
+            broke: self.broke,
+            error: self.error,
+            fields,
+            blob: Some(blob),
+            offset: Some(offset),
+            len: Some(len),
+            crc32: Some(crc),
+        }
+    }
+}
+
+/// The index line of forward `forward`, broken (`error`) before it had a blob.
+pub(crate) fn broke_entry(forward: u64, error: &str) -> IndexEntry {
+    IndexEntry {
+        forward,
+        written_us: now_us(),
+        took_us: 0,
+        broke: true,
+        error: Some(error.to_string()),
+        fields: Fields::default(),
+        blob: None,
+        offset: None,
+        len: None,
+        crc32: None,
+    }
+}
+
 fn io<'a>(path: &'a Path, op: &'static str) -> impl FnOnce(std::io::Error) -> StoreError + 'a {
     move |e| StoreError::io(path.display().to_string(), op, e)
 }
@@ -232,15 +322,7 @@ impl Writer {
     }
 
     fn check_next(&self, forward: u64) -> Result<()> {
-        match self.last_accepted {
-            Some(last) if forward <= last => Err(StoreError::Refused {
-                what: format!(
-                    "run {:?}, writer {:?}: forward {forward} is not after forward {last}",
-                    self.run, self.writer
-                ),
-            }),
-            _ => Ok(()),
-        }
+        check_after(&self.run, &self.writer, self.last_accepted, forward)
     }
 
     /// Write one forward: its blob, then its index line. On `Err` nothing was indexed.
@@ -262,38 +344,15 @@ impl Writer {
     ) -> Result<IndexEntry> {
         self.check_next(rec.forward)?;
         rec.tensors.iter().try_for_each(|t| t.check())?;
-        let written_us = now_us();
-        let (took_us, broke, error) = (rec.took(), rec.is_broke(), rec.first_error());
+        let stamp = Stamp::of(rec);
         let (run, writer) = (
             std::mem::take(&mut self.run),
             std::mem::take(&mut self.writer),
         );
-        let meta = MetaRef {
-            run: &run,
-            writer: &writer,
-            forward: rec.forward,
-            written_us,
-            took_us,
-            broke,
-            error: error.as_deref(),
-            fields: FieldsAsJson(&fields),
-            tensors: KeysOf(&rec.tensors),
-        };
-        let written = self.write_blob(&meta, rec, crcs);
+        let written = self.write_blob(&stamp.meta(&run, &writer, rec, &fields), rec, crcs);
         (self.run, self.writer) = (run, writer);
         let (pack_name, offset, len, crc) = written?;
-        let entry = IndexEntry {
-            forward: rec.forward,
-            written_us,
-            took_us,
-            broke,
-            error,
-            fields,
-            blob: Some(pack_name),
-            offset: Some(offset),
-            len: Some(len),
-            crc32: Some(crc),
-        };
+        let entry = stamp.entry(rec.forward, fields, pack_name, (offset, len, crc));
         self.last_accepted = Some(rec.forward);
         let Some(pack) = self.pack.as_mut() else {
             return Err(StoreError::Refused {
@@ -385,18 +444,7 @@ impl Writer {
     pub fn append_broke(&mut self, forward: u64, error: &str) -> Result<IndexEntry> {
         self.flush()?;
         self.check_next(forward)?;
-        let entry = IndexEntry {
-            forward,
-            written_us: now_us(),
-            took_us: 0,
-            broke: true,
-            error: Some(error.to_string()),
-            fields: Fields::default(),
-            blob: None,
-            offset: None,
-            len: None,
-            crc32: None,
-        };
+        let entry = broke_entry(forward, error);
         self.last_accepted = Some(forward);
         self.append_lines(std::slice::from_ref(&entry))?;
         Ok(entry)
