@@ -32,7 +32,9 @@ pub fn now_us() -> i64 {
 pub(crate) fn check_after(run: &str, writer: &str, last: Option<u64>, forward: u64) -> Result<()> {
     match last {
         Some(last) if forward <= last => Err(StoreError::Refused {
-            what: format!("run {run:?}, writer {writer:?}: forward {forward} is not after forward {last}"),
+            what: format!(
+                "run {run:?}, writer {writer:?}: forward {forward} is not after forward {last}"
+            ),
         }),
         _ => Ok(()),
     }

@@ -33,8 +33,17 @@ after(() => moto?.stop());
 
 const cliJson = (...args) => JSON.parse(execFileSync(cli, [...args, "--json"], { env: moto.env, encoding: "utf8" }));
 
-/** What the package reads of `opened` equals what the CLI reads of the s3:// store. */
-async function sameAsCli(opened) {
+/** What the package reads of the store opened from `source` equals what the CLI reads of the s3:// store. */
+async function sameAsCli(source) {
+  const opened = await openStore(source);
+  try {
+    await checkSame(opened);
+  } finally {
+    await opened.close();
+  }
+}
+
+async function checkSame(opened) {
   const runs = (await opened.runs()).rows;
   assert.deepEqual(runs, cliJson("runs", store));
   assert.deepEqual(runs.map((r) => r.run), ["mlp", "small"]);
@@ -53,23 +62,13 @@ test("a share document saved to a file opens as the store the CLI reads on s3://
   execFileSync(cli, ["share", store, "-o", file], { env: moto.env, stdio: ["ignore", "ignore", "pipe"] });
   const doc = parseShare(readFileSync(file, "utf8"), file);
   assert.ok(Object.keys(doc.files).some((p) => p.startsWith("runs/mlp/w1/")), "both writers are shared");
-  const opened = await openStore(file);
-  try {
-    await sameAsCli(opened);
-  } finally {
-    await opened.close();
-  }
+  await sameAsCli(file);
 });
 
 test("the link --put prints opens the same store", async () => {
   const link = execFileSync(cli, ["share", store, "--put", "--expires", "1h"], { env: moto.env, encoding: "utf8" }).trim();
   assert.match(link, /^http:\/\/127\.0\.0\.1:\d+\/somatize-js\/shared\/shares\/\d+-[0-9a-f]+\.json\?.*X-Amz-Signature=/);
-  const opened = await openStore(link);
-  try {
-    await sameAsCli(opened);
-  } finally {
-    await opened.close();
-  }
+  await sameAsCli(link);
 });
 
 test("a file made of several objects reads whole and in ranges across their boundaries", async () => {
