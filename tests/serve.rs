@@ -494,3 +494,64 @@ fn an_absolute_target_for_another_host_is_refused() {
     let (status, _, _) = get(&server, &request);
     assert!(status.contains("200"), "{status}");
 }
+
+/// A server in this process within `limits` (its thread lives as long as the test binary).
+fn start_within(limits: somatize::serve::Limits) -> String {
+    let (assets, store) = site();
+    let listener = somatize::serve::bind(0).unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let site = somatize::serve::Site::new(assets, store).unwrap();
+    std::thread::spawn(move || somatize::serve::serve_with(site, listener, limits));
+    addr
+}
+
+#[test]
+fn past_its_limit_the_server_answers_busy_and_idle_connections_are_closed() {
+    let addr = start_within(somatize::serve::Limits {
+        max_connections: 3,
+        header_timeout: std::time::Duration::from_millis(800),
+    });
+    let request = format!("GET /www/index.html HTTP/1.1\r\nHost: {addr}\r\n\r\n");
+    // Three connections, each answered once and kept alive: the limit is reached.
+    let held: Vec<BufReader<TcpStream>> = (0..3)
+        .map(|_| {
+            let mut s = TcpStream::connect(&addr).unwrap();
+            s.write_all(request.as_bytes()).unwrap();
+            let mut r = BufReader::new(s);
+            let (status, _, body) = read_response(&mut r, false);
+            assert!(status.contains(" 200 "), "{status}");
+            assert_eq!(body, b"<!doctype html><title>t</title>");
+            r
+        })
+        .collect();
+    // One more is answered 503 and closed, without its request being read.
+    let mut busy = TcpStream::connect(&addr).unwrap();
+    busy.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    let mut answer = String::new();
+    busy.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 503 "), "{answer}");
+    assert!(answer.ends_with("busy\n"), "{answer}");
+    // The idle ones are closed by the server after the header timeout (end of stream, not
+    // the 10 s read timeout), which frees their places: a new connection is served again.
+    for mut r in held {
+        r.get_ref()
+            .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+            .unwrap();
+        let mut rest = Vec::new();
+        let n = r.read_to_end(&mut rest).expect("closed by the server, not timed out");
+        assert_eq!(n, 0, "nothing more was sent: {rest:?}");
+    }
+    let mut again = None;
+    for _ in 0..50 {
+        let mut s = TcpStream::connect(&addr).unwrap();
+        s.write_all(request.as_bytes()).unwrap();
+        let (status, _, _) = read_response(&mut BufReader::new(s), false);
+        if status.contains(" 200 ") {
+            again = Some(status);
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(again.is_some(), "served again once the idle connections were closed");
+}

@@ -28,11 +28,30 @@ use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
 
 /// Connections open at once; one more is answered 503 and closed. A browser opens about six
 /// per host, so this only bounds a misbehaving client.
-const MAX_CONNECTIONS: usize = 256;
+pub const MAX_CONNECTIONS: usize = 256;
 
 /// How long a connection may take to send a request's head, and how long a kept-alive
 /// connection may sit idle before it is closed.
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What a server allows a client ([`serve_with`]); `somatize serve` uses the defaults.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Connections open at once (default [`MAX_CONNECTIONS`]).
+    pub max_connections: usize,
+    /// Time to send a request's head, and to sit idle between requests (default
+    /// [`HEADER_TIMEOUT`]).
+    pub header_timeout: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_connections: MAX_CONNECTIONS,
+            header_timeout: HEADER_TIMEOUT,
+        }
+    }
+}
 
 /// Spans up to this many bytes are read whole and sent at once; longer ones are streamed.
 const WHOLE_READ: u64 = 1 << 20;
@@ -332,6 +351,11 @@ pub fn bind(port: u16) -> Result<TcpListener, ServeError> {
 /// Serve until the process ends: a task per connection, kept alive, up to
 /// [`MAX_CONNECTIONS`] at once.
 pub fn serve(site: Site, listener: TcpListener) -> Result<(), ServeError> {
+    serve_with(site, listener, Limits::default())
+}
+
+/// [`serve`] within `limits`.
+pub fn serve_with(site: Site, listener: TcpListener, limits: Limits) -> Result<(), ServeError> {
     let hosts: Arc<Vec<String>> = Arc::new(match listener.local_addr() {
         Ok(addr) => allowed_hosts(addr),
         Err(_) => Vec::new(),
@@ -345,7 +369,7 @@ pub fn serve(site: Site, listener: TcpListener) -> Result<(), ServeError> {
     runtime.block_on(async move {
         listener.set_nonblocking(true).map_err(ServeError::Runtime)?;
         let listener = tokio::net::TcpListener::from_std(listener).map_err(ServeError::Runtime)?;
-        let open = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+        let open = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
         loop {
             let Ok((mut stream, _)) = listener.accept().await else {
                 // Out of file descriptors, most likely: give the open ones time to close.
@@ -368,7 +392,7 @@ pub fn serve(site: Site, listener: TcpListener) -> Result<(), ServeError> {
                 });
                 let _ = hyper::server::conn::http1::Builder::new()
                     .timer(TokioTimer::new())
-                    .header_read_timeout(HEADER_TIMEOUT)
+                    .header_read_timeout(limits.header_timeout)
                     .title_case_headers(true)
                     .max_buf_size(16 * 1024)
                     .serve_connection(TokioIo::new(stream), service)
