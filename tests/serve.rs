@@ -539,7 +539,9 @@ fn past_its_limit_the_server_answers_busy_and_idle_connections_are_closed() {
             .set_read_timeout(Some(std::time::Duration::from_secs(10)))
             .unwrap();
         let mut rest = Vec::new();
-        let n = r.read_to_end(&mut rest).expect("closed by the server, not timed out");
+        let n = r
+            .read_to_end(&mut rest)
+            .expect("closed by the server, not timed out");
         assert_eq!(n, 0, "nothing more was sent: {rest:?}");
     }
     let mut again = None;
@@ -553,5 +555,8 @@ fn past_its_limit_the_server_answers_busy_and_idle_connections_are_closed() {
         }
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
-    assert!(again.is_some(), "served again once the idle connections were closed");
+    assert!(
+        again.is_some(),
+        "served again once the idle connections were closed"
+    );
 }
