@@ -656,3 +656,17 @@ fn a_share_links_every_file_of_its_runs_and_the_parts_make_the_file() {
         assert!(out.is_empty(), "{args:?}: nothing on stdout: {out}");
     }
 }
+
+#[test]
+fn the_demo_records_into_s3_and_reads_its_verdicts_back_and_never_overwrites() {
+    let u = url("demo");
+    let (code, out, err) = somatize(&["demo", "--store", &u, "--steps", "30"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("run vanishing: 30 forwards read"), "{out}");
+    let (code, out, err) = somatize(&["demo", "--store", &u, "--steps", "30"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        err.contains("is already there") && err.contains("new prefix"),
+        "{err}"
+    );
+}

@@ -35,6 +35,24 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         store.display()
     );
     let started = std::time::Instant::now();
+    if let Some(url) = super::read::object_url(store) {
+        // Objects cannot be replaced run by run as a folder's are: a demo goes to a new prefix.
+        let existing = crate::store::object::ObjectFs::open(url)
+            .and_then(Store::open)
+            .and_then(|s| s.runs())
+            .unwrap_or_default();
+        if let Some(c) = conditions
+            .iter()
+            .find(|c| existing.iter().any(|r| r == c.name))
+        {
+            return Err(format!(
+                "{}: run {:?} is already there; on object storage the demo does not replace \
+                 runs: give it a new prefix",
+                crate::store::object::redacted(url),
+                c.name
+            ));
+        }
+    }
     for c in conditions {
         if crate::record::demo::remove_demo_run(store, c.name).map_err(|e| e.to_string())? {
             eprintln!("  {:<13} replacing the earlier demo recording", c.name);
