@@ -78,6 +78,20 @@ export async function launch() {
   });
 }
 
+/** A page test's fixtures: the repo served and a browser launched. close() ends both. */
+export async function servedBrowser() {
+  const { server, origin } = await serve();
+  const browser = await launch();
+  return {
+    origin,
+    browser,
+    async close() {
+      await browser.close();
+      server.close();
+    },
+  };
+}
+
 /** A page that records console errors, page errors and every request it makes. */
 export async function openPage(browser, url) {
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });

@@ -10,10 +10,10 @@ import { execFileSync } from "node:child_process";
 import { cpSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openStore } from "somatize";
-import { serve, launch, openPage, shots } from "./harness.mjs";
+import { servedBrowser, openPage, shots } from "./harness.mjs";
 import { cli, root } from "../node/store-fixture.mjs";
 
-let server, origin, browser, node, want;
+let origin, browser, close, node, want;
 const rel = "target/js-stores/compare-page";
 const demo = join(root, rel, "demo");
 const unsummarised = join(root, rel, "unsummarised");
@@ -34,13 +34,11 @@ before(async () => {
   execFileSync(cli, ["compare", configured, "--summarise"], { stdio: ["ignore", "ignore", "pipe"] });
   want = JSON.parse(execFileSync(cli, ["compare", demo, "--json"], { encoding: "utf8" }));
   node = await openStore(demo);
-  ({ server, origin } = await serve());
-  browser = await launch();
+  ({ origin, browser, close } = await servedBrowser());
 });
 after(async () => {
   await node?.close();
-  await browser?.close();
-  server?.close();
+  await close?.();
 });
 
 /** The page over `store` (a folder under the repo), once its run table and the opened run's verdict are shown. */

@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openStore } from "somatize";
-import { serve, launch, openPage, shots, drawAll } from "./harness.mjs";
+import { servedBrowser, openPage, shots, drawAll } from "./harness.mjs";
 import { makeStores, cli } from "../node/store-fixture.mjs";
 
 /** Bounds at which the recorded MLP (fc1 → relu → fc2) raises one fault: OVERSTEPPING rooted at
@@ -16,20 +16,18 @@ import { makeStores, cli } from "../node/store-fixture.mjs";
  * judged too big and every ReLU layer dead, on every forward, so each holds for the whole run. */
 const BOUNDS = { overstepping_update_ratio: 0, dead_layer_fraction: -1, persist_window: 2, persist_count: 1 };
 
-let server, origin, browser, s, node, boundsFile;
+let origin, browser, close, s, node, boundsFile;
 
 before(async () => {
   s = makeStores("health");
   node = await openStore(s.store);
   boundsFile = join(s.dir, "bounds.json");
   writeFileSync(boundsFile, JSON.stringify(BOUNDS));
-  ({ server, origin } = await serve());
-  browser = await launch();
+  ({ origin, browser, close } = await servedBrowser());
 });
 after(async () => {
   await node?.close();
-  await browser?.close();
-  server?.close();
+  await close?.();
 });
 
 const somatize = (...args) => execFileSync(cli, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });

@@ -7,11 +7,11 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { openStore } from "somatize";
-import { serve, launch, openPage, shots, drawAll } from "./harness.mjs";
+import { servedBrowser, openPage, shots, drawAll } from "./harness.mjs";
 import { cli, root } from "../node/store-fixture.mjs";
 import { startMoto } from "../node/moto.mjs";
 
-let moto, server, origin, browser, link, node;
+let moto, origin, browser, close, link, node;
 
 before(async () => {
   execFileSync("cargo", ["build", "--quiet", "--bin", "somatize"], { cwd: root, stdio: "inherit" });
@@ -24,13 +24,11 @@ before(async () => {
   }
   link = execFileSync(cli, ["share", store, "--put"], { env: moto.env, encoding: "utf8" }).trim();
   node = await openStore(link);
-  ({ server, origin } = await serve());
-  browser = await launch();
+  ({ origin, browser, close } = await servedBrowser());
 });
 after(async () => {
   await node?.close();
-  await browser?.close();
-  server?.close();
+  await close?.();
   moto?.stop();
 });
 
@@ -57,4 +55,13 @@ test("the page opens a shared store from its link and shows what the package rea
   assert.ok(title.endsWith(new URL(link).pathname) && !title.includes("Signature"), `named without the signature: ${title}`);
   assert.deepEqual(seen.errors, []);
   await page.screenshot({ path: join(shots, "page-share.png") });
+});
+
+test("a share link over plain http off this machine is refused and never asked", async () => {
+  const foreign = "http://example.com/shares/s.json";
+  const { page, seen } = await openPage(browser, `${origin}/www/index.html?store=${encodeURIComponent(foreign)}`);
+  await page.waitForSelector("body[data-ready=true]");
+  await page.waitForFunction(() => document.querySelector("#error").textContent !== "");
+  assert.match(await page.textContent("#error"), /^http:\/\/example\.com\/shares\/s\.json: only stores on this page's own site .* or a store shared from object storage/);
+  assert.deepEqual(seen.requests.filter((u) => new URL(u).origin !== origin), [], "nothing asked of another origin");
 });

@@ -7,21 +7,19 @@ import { execFileSync } from "node:child_process";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { openStore } from "somatize";
-import { serve, launch, openPage, shots, drawAll } from "./harness.mjs";
+import { servedBrowser, openPage, shots, drawAll } from "./harness.mjs";
 import { makeStores, cli, root } from "../node/store-fixture.mjs";
 
-let server, origin, browser, s, node;
+let origin, browser, close, s, node;
 
 before(async () => {
   s = makeStores("page");
   node = await openStore(s.store);
-  ({ server, origin } = await serve());
-  browser = await launch();
+  ({ origin, browser, close } = await servedBrowser());
 });
 after(async () => {
   await node?.close();
-  await browser?.close();
-  server?.close();
+  await close?.();
 });
 
 /** The page, opened with `query`, then `open(page)`; waits until the run's figures are drawn or an error shows. */
