@@ -186,7 +186,9 @@ test("a forward, a node and a measurement are chosen from the keyboard alone", a
     await page.focus(select);
     await page.keyboard.press(before[0] === (await page.locator(`${select} option`).first().getAttribute("value")) ? "ArrowDown" : "ArrowUp");
     await page.waitForFunction(([sel, was]) => document.querySelector(sel).value !== was, [select, before[0]]);
-    await page.locator(`#${figure}`).scrollIntoViewIfNeeded();
+    // Scrolled to at once: playwright's scrollIntoViewIfNeeded waits for the element to stop
+    // moving, which a page still laying out other figures under a loaded machine may not do in 30 s.
+    await page.$eval(`#${figure}`, (el) => el.scrollIntoView({ block: "center" }));
     // Drawn again: a figure other than the one before, fully drawn.
     await page.waitForFunction(([id, was]) => {
       const gd = document.getElementById(id);
