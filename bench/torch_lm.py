@@ -29,10 +29,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
 import somatize.torch as st  # noqa: E402
 
-# name: (vocab, d, layers, heads, batch, tokens, tied)
+# name: (vocab, d, layers, heads, batch, tokens, tied). GPT-2 size twice: at 128 tokens a step
+# (an eighth of one sequence: the passes over 124M parameters weigh most against the step) and
+# at one whole sequence of GPT-2's context, 1,024 tokens (the least a step of it trains on).
 MODELS = {
     "lm": (2048, 256, 4, 4, 16, 64, False),
     "gpt2": (50257, 768, 12, 12, 1, 128, True),
+    "gpt2-seq": (50257, 768, 12, 12, 1, 1024, True),
 }
 
 
@@ -204,19 +207,20 @@ def run(model_name, steps, warm, modes_wanted):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--model", choices=[*MODELS, "both"], default="both")
+    ap.add_argument("--model", choices=[*MODELS, "all"], default="all")
     ap.add_argument("--steps", type=int, default=40, help="measured steps of the small LM")
-    ap.add_argument("--big-steps", type=int, default=3, help="measured steps of GPT-2 size")
+    ap.add_argument("--big-steps", type=int, default=3, help="measured steps of GPT-2 size "
+                    "(each of its two batches)")
     ap.add_argument("--modes", default="none,default,every step,tensorboard")
     args = ap.parse_args()
     torch.set_num_threads(1)
     modes = [m.strip() for m in args.modes.split(",")]
     if modes[0] != "none":
         sys.exit("--modes: the first mode is the baseline, none")
-    if args.model in ("lm", "both"):
-        run("lm", args.steps, 2, modes)
-    if args.model in ("gpt2", "both"):
-        run("gpt2", args.big_steps, 1, modes)
+    for name in MODELS:
+        if args.model in (name, "all"):
+            run(name, args.steps if name == "lm" else args.big_steps, 2 if name == "lm" else 1,
+                modes)
 
 
 if __name__ == "__main__":

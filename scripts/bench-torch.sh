@@ -3,8 +3,9 @@
 # step of each mode in turn: no recording, `watch` at its default schedule, every summary
 # every step (every=1), and TensorBoard histograms of every parameter and gradient. On a
 # 4.2M-parameter transformer LM (4 pre-norm layers, d=256, batch 16x64 tokens) and a
-# 124M-parameter GPT-2-sized one (12 layers, d=768, tied embedding, batch 1x128) for a few
-# steps; CPU, one thread, AdamW. Prints median and mean step times and the training process's
+# 124M-parameter GPT-2-sized one (12 layers, d=768, tied embedding) for a few steps at two
+# batches, 1x128 tokens and one whole sequence of GPT-2's context (1x1024); CPU, one thread,
+# AdamW. Prints median and mean step times and the training process's
 # CPU time per step with their ratios to no recording, the companion's CPU as a share of one
 # core, and store bytes per step.
 # Usage: scripts/bench-torch.sh [LM_STEPS [GPT2_STEPS]]   (default 40 and 3; venv: $SOMATIZE_VENV)

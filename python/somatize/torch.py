@@ -208,7 +208,7 @@ def _absmax(t):
     than the multi-tensor ∞-norm)."""
     if not t.numel():
         return torch.zeros((), dtype=torch.float32, device=t.device)
-    return torch.stack(torch.aminmax(t)).abs().max().to(torch.float32)
+    return torch.amax(torch.stack(torch.aminmax(t)).abs()).to(torch.float32)
 
 
 # The block a large tensor's |x| is taken in on the CPU: 1 MiB of float32, so that the sum,
@@ -216,54 +216,89 @@ def _absmax(t):
 _ABS_BLOCK = 1 << 18
 
 
-def _abs_summaries(t, zeros=False, squares=False):
+def _abs_summaries(t, zeros=False, squares=False, copy_to=None, columns=False):
     """[Σ|t|, max |t|] (max 0 for an empty tensor), then with ``zeros`` the count of entries
-    that are not zero and with ``squares`` Σt², as 0-d float32 tensors (the count float64):
-    on the CPU |t| goes into the scratch buffer a block at a time (``_ABS_BLOCK``), and the
-    sum, the max, the count (a sum of signs) and the sum of squares read each block while it
-    is in the cache: one pass of ``t`` from memory, about half the cost of separate reductions
-    (a quarter on a 124M-parameter model's embedding). A large tensor's block sums are added
-    in float64 (its count is exact at any size)."""
+    that are not zero and with ``squares`` Σt², as 0-d float32 tensors (the count float64),
+    then with ``columns`` Σ|t| of each column of ``t`` as a matrix of its first axis's rows
+    (float64; what the per-unit mean |w| of a weight reading a layer is taken from,
+    ``_outgoing_mean_abs``).
+
+    On the CPU |t| goes into the scratch buffer a block at a time (``_ABS_BLOCK``, whole rows
+    with ``columns``), and the sum, the max, the count (a sum of signs), the sum of squares
+    and the column sums read each block while it is in the cache: one pass of ``t`` from
+    memory, about half the cost of separate reductions (a quarter on a 124M-parameter
+    model's embedding). A large tensor's block sums are added in float64 (its count is
+    exact at any size). With ``copy_to`` (a tensor of ``t``'s shape) ``t`` is also copied
+    there in the same pass, each block while it is in the cache. (``torch.amax`` rather than
+    ``Tensor.max()``: the same value, NaN included, 2.5 times faster on a block in the
+    cache.)"""
+    width = math.prod(t.shape[1:]) if columns and t.dim() >= 2 else None
     if not t.numel():
         z = torch.zeros((), dtype=torch.float32, device=t.device)
-        return [z] * (2 + zeros + squares)
+        out = [z] * (2 + zeros + squares)
+        if columns:
+            out.append(torch.zeros(width or 0, dtype=torch.float64, device=t.device))
+        return out
     if t.device.type == "cpu" and t.dtype == torch.float32:
-        if t.numel() <= _ABS_BLOCK:
-            _, buf = _scratch(1, t.shape)
-            flat = torch.abs(t, out=buf).reshape(-1)
-            out = [flat.sum(), flat.max()]
-            if squares:
-                sq = torch.dot(flat, flat)
-            if zeros:
-                out.append(flat.sign_().sum())
-            if squares:
-                out.append(sq)
-            return out
         flat = t.reshape(-1)
-        _, block = _scratch(1, (_ABS_BLOCK,))
-        sums, maxs, counts, sqs = [], [], [], []
-        for start in range(0, flat.numel(), _ABS_BLOCK):
-            part = flat[start:start + _ABS_BLOCK]
+        into = None if copy_to is None else copy_to.view(-1)
+        step = _ABS_BLOCK if width is None else max(1, _ABS_BLOCK // width) * width
+        _, block = _scratch(1, (min(step, flat.numel()),))
+        sums, maxs, counts, sqs, cols = [], [], [], [], None
+        for start in range(0, flat.numel(), step):
+            part = flat[start:start + step]
             buf = torch.abs(part, out=block[:part.numel()])
+            if into is not None:
+                into[start:start + step].copy_(part)
             sums.append(buf.sum())
-            maxs.append(buf.max())
+            maxs.append(torch.amax(buf))
             if squares:
                 sqs.append(torch.dot(buf, buf))
+            if width is not None:
+                c = buf.view(-1, width).sum(0).to(torch.float64)
+                cols = c if cols is None else cols.add_(c)
             if zeros:
                 counts.append(buf.sign_().sum())
         out = [torch.stack(sums).sum(dtype=torch.float64).to(torch.float32),
-               torch.stack(maxs).max()]
+               torch.amax(torch.stack(maxs))]
         if zeros:
             out.append(torch.stack(counts).sum(dtype=torch.float64))
         if squares:
             out.append(torch.stack(sqs).sum(dtype=torch.float64).to(torch.float32))
+        if columns:
+            out.append(cols)
         return out
+    if copy_to is not None:
+        copy_to.copy_(t)
     out = [t.abs().sum(dtype=torch.float32), _absmax(t)]
     if zeros:
         out.append(torch.count_nonzero(t).to(torch.float32))
     if squares:
         out.append(torch.linalg.vector_norm(t, dtype=torch.float32) ** 2)
+    if columns:
+        out.append(None if width is None else
+                   t.detach().reshape(t.shape[0], -1).abs().sum(0, dtype=torch.float64))
     return out
+
+
+def _diff_norm(before, after):
+    """‖before − after‖₂ as a 0-d float32 tensor, the difference never written whole: on the
+    CPU a block at a time into the scratch buffer (``_ABS_BLOCK``), squared in place and
+    summed while it is in the cache, the blocks' sums added in float64. (Not a dot product
+    nor the multi-tensor norm: an update is often of one magnitude everywhere, Adam's first
+    steps ±lr, and their float32 accumulators then drift by 1e-5 to 2e-4 on 300,000 entries;
+    torch's pairwise sum stays within 1e-7.)"""
+    if before.device.type == "cpu" and before.dtype == torch.float32 and before.numel():
+        a, b = before.reshape(-1), after.reshape(-1)
+        _, block = _scratch(1, (min(a.numel(), _ABS_BLOCK),))
+        sqs = []
+        for start in range(0, a.numel(), _ABS_BLOCK):
+            d = torch.sub(a[start:start + _ABS_BLOCK], b[start:start + _ABS_BLOCK],
+                          out=block[:min(_ABS_BLOCK, a.numel() - start)])
+            sqs.append(d.mul_(d).sum())
+        return torch.stack(sqs).sum(dtype=torch.float64).sqrt().to(torch.float32)
+    d = (before - after).to(torch.float64)
+    return d.mul_(d).sum().sqrt().to(torch.float32)
 
 
 def _units_matrix(x, axis):
@@ -486,6 +521,17 @@ def _finish_all(outputs):
     }
     assert all(v.shape == (nodes,) for v in fields.values())
     return torch.stack([fields[k] for k in _ACT_FIELDS], dim=1)
+
+
+def _outgoing_from_columns(columns, shape, units):
+    """``_outgoing_mean_abs`` from a weight's |w| column sums (``_abs_summaries``'s
+    ``columns``), or None when there are none, they are not finite (the weight's non-finite
+    entries are left out one by one there) or the weight does not read ``units`` units."""
+    if columns is None or units == 0 or len(shape) < 2 or shape[1] == 0 or \
+            shape[1] % units or not bool(torch.isfinite(columns).all()):
+        return None
+    group, inner = shape[1] // units, math.prod(shape[2:])
+    return columns.view(units, group * inner).sum(1) / (shape[0] * group * inner)
 
 
 def _outgoing_mean_abs(w, units):
@@ -746,6 +792,7 @@ class Watch:
         self._snapshot = None        # the forward whose parameters were copied before its step
         self._pending_forward = None  # the forward the measured update (_pending) belongs to
         self._grad_sv = {}
+        self._columns = {}  # id(weight): its |w| column sums this full step (_abs_summaries)
         self._pending_sv = {}
         self._start = None
         self._build_nodes()
@@ -802,10 +849,15 @@ class Watch:
             node.index = i
         self._history = False  # whether a step has seen every node's output (or its absence)
         self._misread = set()
-        self._param_list = [t for n in self._nodes for _, t in n.params]
+        # Each parameter once, in node order: a weight two nodes share (a tied embedding and
+        # output layer) is measured, copied and differenced once a step, and reported on each.
+        self._param_list = list({id(t): t for n in self._nodes for _, t in n.params}.values())
         self._node_index = {n.name: n for n in self._nodes}
         # Each parameter's place in _param_list (computed once: the steps read it).
         self._param_index = index = {id(t): i for i, t in enumerate(self._param_list)}
+        # The weights that read a layer's units (each node's next_weight), by place.
+        self._reads = {index[id(n.next_weight)] for n in self._nodes
+                       if n.next_weight is not None}
         for node in self._nodes:
             # As measure.rs: the first parameter of two or more axes in key order, as a matrix.
             first = next((t for _, t in sorted(node.params, key=lambda kv: kv[0])
@@ -991,12 +1043,23 @@ class Watch:
             gi = [i for i, p in enumerate(self._param_list)
                   if p.grad is not None and (trained is None or id(p) in trained)]
             gs = [self._param_list[i].grad.detach() for i in gi]
+            # A full forward carries the update its own optimizer step applies (as a dump's
+            # `update.*` keys): the parameters are copied before the step, on a full step in
+            # the same pass as their summaries.
+            copying = self.optimizer is not None and (full or self._keeping())
+            if copying and self._before is None:
+                self._before = [torch.empty_like(p) for p in ps]
             # float32 scalars, stacked once. On a full step the 2-norms come from the same
-            # pass as the rest (Σx² of each block of |x|), else from one multi-tensor kernel.
+            # pass as the rest (Σx² of each block of |x|), else from one multi-tensor kernel;
+            # so do the column sums of |w| of each weight reading a layer's units (its units'
+            # outgoing mean |w|, taken as the forward used it, before the step).
             if full:
-                pa = [_abs_summaries(p, squares=True) for p in ps]
+                into = self._before if copying else [None] * len(ps)
+                pa = [_abs_summaries(p, squares=True, copy_to=b, columns=i in self._reads)
+                      for i, (p, b) in enumerate(zip(ps, into))]
                 ga = [_abs_summaries(g, zeros=True, squares=True) for g in gs]
-                parts = [a[-1] for a in pa] + [a[-1] for a in ga]
+                self._columns = {id(self._param_list[i]): pa[i][3] for i in self._reads}
+                parts = [a[2] for a in pa] + [a[-1] for a in ga]
                 parts = [*torch.stack(parts).sqrt()] if parts else []
                 parts += [a[0] for a in pa] + [a[1] for a in pa] + [a[0] for a in ga]
             else:
@@ -1029,12 +1092,8 @@ class Watch:
                 for k in torch.nonzero(~torch.isfinite(l2[len(ps):])).flatten().tolist():
                     exact_g[gi[k]] = _exact(gs[k])
             self._params_now = (vec, gi, exact_p, exact_g, full)
-            # A full forward carries the update its own optimizer step applies (as a dump's
-            # `update.*` keys): the parameters are copied now, before the step.
-            if self.optimizer is not None and (full or self._keeping()):
-                if self._before is None:
-                    self._before = [p.detach().clone() for p in self._param_list]
-                else:
+            if copying:
+                if not full:
                     torch._foreach_copy_(self._before, ps)
                 self._snapshot = self.forward
 
@@ -1053,14 +1112,31 @@ class Watch:
             return
         self._pending_forward, self._snapshot = self._snapshot, None
         with torch.no_grad():
-            # In place: the copy is taken again before the next step. (Taking the norm of a
-            # large tensor's difference a block at a time, never writing it whole, measured no
-            # faster on a 124M-parameter model: both read the two copies from memory.)
-            torch._foreach_sub_(self._before, [p.detach() for p in self._param_list])
-            self._pending = torch.stack([t.to(torch.float64) for t in _norms(self._before, 2)])
+            after = [p.detach() for p in self._param_list]
+            norms = [_diff_norm(b, a) for b, a in zip(self._before, after)]
+            if self._keeping():
+                # The whole update is sent: W_before − W_after in place (the copy is taken
+                # again before the next step).
+                torch._foreach_sub_(self._before, after)
+                diffs = {n.rank_i: self._before[n.rank_i].reshape(n.rank_shape)
+                         for n in self._nodes if n.rank_shape is not None}
+            else:
+                # Only its norms (each difference a block at a time, never written whole: the
+                # copy's write and read back saved) and the rows and columns of W_before −
+                # W_after whose singular values are taken, subtracted in float32 as the whole
+                # difference would be (a sample's own strides are 1, so ``_spectrum_sample``
+                # takes it whole).
+                diffs = {}
+                for n in self._nodes:
+                    if n.rank_shape is not None:
+                        (rs, _), (cs, _) = (_stride(n.rank_shape[0], SPECTRUM_MAX_ROWS),
+                                            _stride(n.rank_shape[1], SPECTRUM_MAX_COLS))
+                        b = self._before[n.rank_i].reshape(n.rank_shape)[::rs, ::cs]
+                        a = after[n.rank_i].reshape(n.rank_shape)[::rs, ::cs]
+                        diffs[n.rank_i] = b - a
+            self._pending = torch.stack([t.to(torch.float64) for t in norms])
             # (W_before - W_after has the update's singular values.)
-            self._pending_sv = {n.name: _spectrum_sample(
-                                    self._before[n.rank_i].reshape(n.rank_shape))
+            self._pending_sv = {n.name: _spectrum_sample(diffs[n.rank_i])
                                 for n in self._nodes if n.rank_shape is not None}
 
     # -- the step ------------------------------------------------------------------------
@@ -1139,6 +1215,7 @@ class Watch:
         self._acts = {}
         self._outputs = {}
         self._params_now = None
+        self._columns = {}
         self._pending = None
         self._pending_forward = None
         self._start = None
@@ -1146,6 +1223,15 @@ class Watch:
             node.calls, node.began, node.took, node.feature = 0, None, 0, None
             node.ndim_now, node.rule_now, node.deferred, node.samples = None, None, [], 0
         self.forward += 1
+
+    def _as_used(self, p):
+        """Parameter ``p`` as this forward used it: once its optimizer step has run, the copy
+        taken before it (W_before; with whole tensors kept, W_after + (W_before − W_after)),
+        else ``p`` itself."""
+        i = self._param_index.get(id(p))
+        if i is None or self._before is None or self._pending_forward != self.forward:
+            return p
+        return p.detach() + self._before[i] if self._keeping() else self._before[i]
 
     def _finish_outputs(self):
         """This step's activation scalars of every node with a measured output: ``{"rows": a
@@ -1160,7 +1246,11 @@ class Watch:
             if node.next_weight is not None:
                 key = (id(node.next_weight), units)
                 if key not in reading:
-                    reading[key] = _outgoing_mean_abs(node.next_weight, units)
+                    w = node.next_weight
+                    reading[key] = _outgoing_from_columns(self._columns.get(id(w)), w.shape,
+                                                          units)
+                    if reading[key] is None:
+                        reading[key] = _outgoing_mean_abs(self._as_used(w), units)
                 outgoing = reading[key]
             if len(calls) == 1 and "raw" in first:
                 fast.append((order, node, first, outgoing))

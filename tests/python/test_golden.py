@@ -134,9 +134,46 @@ def branch_batch(g):
     return torch.randn(32, 8, generator=g), torch.randn(32, 4, generator=g)
 
 
+class Large(torch.nn.Module):
+    """Weights past one of torch's CPU blocks (``_ABS_BLOCK``, 2^18 entries: 3000 × 96 and
+    2 × 3000 + 3000 × 96 together) and wider than the rank sample on each side (3000 rows of
+    the first, 3000 columns of the head): their summaries, the copy before the step and the
+    update's norm are taken a block at a time, and the update's singular values from the rows
+    and columns sampled before the difference is taken."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(96, 3000)
+        self.relu = torch.nn.ReLU()
+        self.head = torch.nn.Linear(3000, 2)
+
+    def forward(self, x):
+        return self.head(self.relu(self.fc(x)))
+
+
+def large_batch(g):
+    return torch.randn(16, 96, generator=g), torch.randn(16, 2, generator=g)
+
+
+class Tied(torch.nn.Module):
+    """An embedding and an output layer sharing one weight (as GPT-2's): watch measures it
+    once a step and reports it on both nodes, as Rust does from a dump that names it twice."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(20, 16)
+        self.norm = torch.nn.LayerNorm(16)
+        self.head = torch.nn.Linear(16, 20, bias=False)
+        self.head.weight = self.emb.weight
+
+    def forward(self, x):
+        return self.head(self.norm(self.emb(x)))
+
+
 CASES = {"cnn": (Cnn, cnn_batch, cnn_loss), "seq": (Seq, seq_batch, seq_loss),
          "dead": (dead_cnn, cnn_batch, cnn_loss), "wide": (Wide, wide_batch, cnn_loss),
-         "order": (Order, cnn_batch, cnn_loss), "branches": (Branches, branch_batch, cnn_loss)}
+         "order": (Order, cnn_batch, cnn_loss), "branches": (Branches, branch_batch, cnn_loss),
+         "large": (Large, large_batch, cnn_loss), "tied": (Tied, seq_batch, seq_loss)}
 # Pairs declared apart (the dump's graph.json `apart`, watch's `apart=`).
 APART = {"branches": [["a", "b"]]}
 
@@ -173,14 +210,16 @@ def train(tmp_path, case, steps):
         opt.zero_grad()
         loss.backward()
         arrays = dict(acts)
-        for pname, p in model.named_parameters():
+        # (A shared weight under each name that holds it, as a dump of every module would.)
+        for pname, p in model.named_parameters(remove_duplicate=False):
             arrays["param." + pname] = p.detach().numpy().copy()
             arrays["grad." + pname] = p.grad.detach().numpy().copy()
         arrays["loss"] = np.asarray(loss.item(), dtype=np.float32)
-        before = {pname: p.detach().clone() for pname, p in model.named_parameters()}
+        before = {pname: p.detach().clone()
+                  for pname, p in model.named_parameters(remove_duplicate=False)}
         opt.step()
         # The dump convention's update: what this step applied (W after minus W before).
-        for pname, p in model.named_parameters():
+        for pname, p in model.named_parameters(remove_duplicate=False):
             arrays["update." + pname] = (p.detach() - before[pname]).numpy().copy()
         np.savez(dump / f"step_{step}.npz", **arrays)
         w.step(loss)
@@ -201,6 +240,8 @@ LAYOUTS = {
             "block.dropout2": "NTD", "sig": "NTD", "head": "NTD"},
     "order": {"conv": "NCHW", "relu": "NCHW", "head": "ND"},
     "branches": {"a": "ND", "b": "ND", "head": "ND"},
+    "large": {"fc": "ND", "relu": "ND", "head": "ND"},
+    "tied": {"emb": "NTD", "norm": "NTD", "head": "NTD"},
     "wide": {"conv": "NCL", "gelu": "NCL", "drop": "NCL", "pool": "NCL", "flat": "ND",
              "head": "ND"},
 }
