@@ -190,6 +190,18 @@ def _first_tensor(output):
 
 _SCRATCH = {}
 
+# The CPU's fast paths (a reused scratch buffer, cache-sized blocks, sums by matrix products)
+# serve float32 tensors on the CPU; every other tensor (a GPU's, bf16/fp16) takes the device
+# path: whole-tensor torch ops, masks for non-finite values. Off, the device path runs on the
+# CPU too (tests/python/test_golden.py checks it against Rust as it does the fast paths).
+CPU_FAST_PATHS = True
+
+
+def _cpu_fast(t):
+    """Whether ``t`` takes the CPU's fast paths (``CPU_FAST_PATHS``)."""
+    return CPU_FAST_PATHS and t.device.type == "cpu" and t.dtype == torch.float32
+
+
 
 def _scratch(rows, shape):
     """A row of ones for ``rows`` and a float32 scratch tensor of ``shape`` (CPU), reused."""
@@ -239,7 +251,7 @@ def _abs_summaries(t, zeros=False, squares=False, copy_to=None, columns=False):
         if columns:
             out.append(torch.zeros(width or 0, dtype=torch.float64, device=t.device))
         return out
-    if t.device.type == "cpu" and t.dtype == torch.float32:
+    if _cpu_fast(t):
         flat = t.reshape(-1)
         into = None if copy_to is None else copy_to.view(-1)
         step = _ABS_BLOCK if width is None else max(1, _ABS_BLOCK // width) * width
@@ -288,7 +300,7 @@ def _diff_norm(before, after):
     nor the multi-tensor norm: an update is often of one magnitude everywhere, Adam's first
     steps ±lr, and their float32 accumulators then drift by 1e-5 to 2e-4 on 300,000 entries;
     torch's pairwise sum stays within 1e-7.)"""
-    if before.device.type == "cpu" and before.dtype == torch.float32 and before.numel():
+    if _cpu_fast(before) and before.numel():
         a, b = before.reshape(-1), after.reshape(-1)
         _, block = _scratch(1, (min(a.numel(), _ABS_BLOCK),))
         sqs = []
@@ -330,7 +342,7 @@ def _summarise_output(x2, scale):
     per-unit moments and counts (``_merge``'s form)."""
     dims = [0]
     rows, units = x2.shape
-    if x2.device.type == "cpu" and rows > 0 and x2.dtype == torch.float32:
+    if _cpu_fast(x2) and rows > 0:
         # On the CPU a sync is free: sums around each unit's first value (as measure.rs
         # shifts) by matrix products, and when they are finite every value was (a NaN or an
         # infinity makes its unit's sums non-finite), so no masks are needed. Counts are sums
@@ -547,7 +559,7 @@ def _outgoing_mean_abs(w, units):
     else:
         return None
     group = cols // units
-    if w.device.type == "cpu" and w.dtype == torch.float32 and w.numel():
+    if _cpu_fast(w) and w.numel():
         # Fast path (see _summarise_output): |w| through the scratch buffer, summed per unit;
         # finite sums mean every weight was finite, so each unit's count is its share.
         if len(shape) == 1:

@@ -257,7 +257,11 @@ def close(a, b):
 
 @pytest.mark.parametrize("case", sorted(CASES))
 @pytest.mark.parametrize("steps", [1, 3])
-def test_torch_metrics_equal_rusts(tmp_path, capfd, cli, case, steps):
+@pytest.mark.parametrize("path", ["cpu", "device"])
+def test_torch_metrics_equal_rusts(tmp_path, capfd, monkeypatch, cli, case, steps, path):
+    # `device`: the CPU's fast paths off, so the code a GPU's (or a bf16) tensor takes runs
+    # here, on the CPU, and must give Rust's numbers too.
+    monkeypatch.setattr(st, "CPU_FAST_PATHS", path == "cpu")
     import subprocess
 
     from somatize._binary import binary
