@@ -202,7 +202,6 @@ def _cpu_fast(t):
     return CPU_FAST_PATHS and t.device.type == "cpu" and t.dtype == torch.float32
 
 
-
 def _scratch(rows, shape):
     """A row of ones for ``rows`` and a float32 scratch tensor of ``shape`` (CPU), reused."""
     ones = _SCRATCH.get(("ones", rows))
