@@ -19,6 +19,7 @@ export {
   within,
   tensorStats,
   tensorKeys,
+  stepStats,
   thresholdsAsDict,
   Live,
 } from "./core.js";

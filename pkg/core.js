@@ -30,6 +30,7 @@ export const {
   specCanonical,
   specId,
   statsOf,
+  stepStats,
   tensorKeys,
   tensorStats,
   thresholdsAsDict,

@@ -148,6 +148,27 @@ export interface TensorStats extends Stats {
 }
 /** Statistics of every tensor in a .npy/.npz/.pt/.safetensors file's bytes, {key: TensorStats}. */
 export function tensorStats(bytes: Uint8Array, name: string): Record<string, TensorStats>;
+/** A dump's graph (its graph.json, DESIGN.md's dump convention): nodes in declaration order,
+ * their kinds and optional layouts, and pairs declared apart. */
+export interface DumpGraph {
+  nodes: { name: string; kind?: string; layout?: string }[];
+  apart?: [string, string][];
+}
+/** A step file's bytes, or a file read a range at a time into `target` (answering the bytes
+ * written). */
+export type StepFile = Uint8Array | { size: number; readAtInto(offset: number, target: Uint8Array): number };
+/** One step of a per-step dump (`step_<n>.npz`: param.*, grad.*, act.*, update.*, loss)
+ * measured as `somatize import` measures it: `{node: {metric: value}}`, the forward's
+ * stats.json rows (what `somatize seen` shows, without the kinds). `graph`: graph.json's text,
+ * bytes or object, or null (the nodes the keys name). `previous`: step n − 1's file, whose
+ * difference is the update of nodes without their own update.* tensors. `options`: the files'
+ * names in errors. Throws a SomatizeError: BAD_TENSOR_FILE, BAD_GRAPH, BAD_STEP, BAD_OPTION. */
+export function stepStats(
+  graph: string | Uint8Array | DumpGraph | null | undefined,
+  step: StepFile,
+  previous?: StepFile | null,
+  options?: { name?: string; previousName?: string },
+): Record<string, Record<string, number>>;
 /** How many worker threads (in Node; none in the browser) help observeTensors with a long float32 tensor (2^23
  * values or more): none by default (SOMATIZE_HELPERS, a number or `auto`, sets the starting
  * count in Node); one per core besides the calling thread, at most 7, is the most that pays; 0
@@ -530,7 +551,9 @@ export type ErrorCode =
   | "BAD_GRAPH"
   | "NO_FORWARDS"
   | "REFUSED"
-  | "WRITER_BUSY";
+  | "WRITER_BUSY"
+  | "BAD_TENSOR_FILE"
+  | "BAD_STEP";
 
 /** An error a program can branch on: `code` says what went wrong; `file` (a path in the store),
  * `run` and `forward` say what it concerns, when known. Thrown (or rejected with) by the store

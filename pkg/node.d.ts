@@ -1,6 +1,6 @@
 // Type declarations of the Node entry (node.js): the shared API (index.d.ts) and what only Node
 // has. Needs neither lib "dom" nor @types/node.
-import type { FilesSource, OpenOptions, SnapshotSource, Store, TensorStats } from "./index.js";
+import type { DumpGraph, FilesSource, OpenOptions, SnapshotSource, StepFile, Store, TensorStats } from "./index.js";
 
 export * from "./index.js";
 
@@ -28,6 +28,15 @@ export function tensorStats(bytes: Uint8Array, name: string): Record<string, Ten
 /** The file at `path`, read straight into wasm memory a chunk at a time (the name in errors and
  * of a lone .npy's key defaults to the path). */
 export function tensorStats(path: string, name?: string): Record<string, TensorStats>;
+
+/** One step of a per-step dump measured as `somatize import` measures it (index.d.ts); in Node
+ * a step file may also be its path (read straight into wasm memory, named by it in errors). */
+export function stepStats(
+  graph: string | Uint8Array | DumpGraph | null | undefined,
+  step: StepFile | string,
+  previous?: StepFile | string | null,
+  options?: { name?: string; previousName?: string },
+): Record<string, Record<string, number>>;
 
 /** Bytes given as a Blob (Node's global Blob). */
 export interface BlobLike {

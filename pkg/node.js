@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { deserialize } from "node:v8";
 import { Worker } from "node:worker_threads";
 import { crc32 } from "node:zlib";
-import { initSync, StoreHandle, tensorStats as statsOfFile, tensorKeys, useBlockHelpers, useErrorClass, useHostCrc32 } from "./core.js";
+import { initSync, StoreHandle, stepStats as statsOfStep, tensorStats as statsOfFile, tensorKeys, useBlockHelpers, useErrorClass, useHostCrc32 } from "./core.js";
 import { HelperPool } from "./helpers-node.js";
 import { folderSource, snapshotFile, workerExecArgv } from "./sources-node.js";
 import { Store } from "./store.js";
@@ -54,6 +54,32 @@ export function tensorStats(file, name) {
     return statsOfFile(src, name ?? file);
   } finally {
     src.close();
+  }
+}
+
+/** One step of a per-step dump measured as `somatize import` measures it, `{node: {metric:
+ * value}}`; in Node a step file may also be given by its path (read straight into wasm memory,
+ * and named by it in errors). */
+export function stepStats(graph, step, previous, options = {}) {
+  const opened = [];
+  const open = (file) => {
+    if (typeof file !== "string") return file;
+    const src = snapshotFile(file);
+    opened.push(src);
+    return src;
+  };
+  // (Options that are not an object go to the core as they are, which refuses them.)
+  const names = options === null || typeof options !== "object" ? options : { ...options };
+  if (names === options) {
+    // not an object: nothing to add
+  } else {
+    if (typeof step === "string") names.name ??= step;
+    if (typeof previous === "string") names.previousName ??= previous;
+  }
+  try {
+    return statsOfStep(graph, open(step), open(previous), names);
+  } finally {
+    for (const src of opened) src.close();
   }
 }
 

@@ -3,7 +3,7 @@
 //! carrying its facts, the loss summarised into the index and the per-node health metrics.
 
 use crate::health::forward::Step;
-use crate::health::record::{step_record, write_graph, Graph};
+use crate::health::record::{params_only, read_step_file, step_record, write_graph, Graph};
 use crate::health::MeasureError;
 use crate::record::Recorder;
 use crate::store::StoreError;
@@ -118,22 +118,11 @@ pub fn folder_graph(dir: &Path) -> Result<Option<Graph>, ImportError> {
     }
 }
 
-/// Every tensor of one step file, each read once.
+/// Every tensor of one step file, each read once ([`read_step_file`], which wasm's
+/// `stepStats` reads a step's bytes with too).
 pub fn read_step(path: &Path) -> Result<Step, ImportError> {
-    let mut file = TensorFile::open_path(path).map_err(ImportError::Tensor)?;
-    let mut step = Step::new();
-    for entry in file.entries() {
-        let t = file.read(&entry.key).map_err(ImportError::Tensor)?;
-        step.insert(entry.key, t);
-    }
-    Ok(step)
-}
-
-/// Only the parameters of a step (what the next step's update is taken against).
-fn params_only(step: Step) -> Step {
-    step.into_iter()
-        .filter(|(k, _)| k.starts_with("param."))
-        .collect()
+    let file = TensorFile::open_path(path).map_err(ImportError::Tensor)?;
+    read_step_file(file).map_err(ImportError::Tensor)
 }
 
 /// Import the dumps in `dir` as run `run` of the store at `store` (created if missing),

@@ -1,16 +1,37 @@
 //! What a forward's record carries for the verdict: the run's graph (`runs/<run>/graph.json`)
 //! and, per forward, the per-node health metrics (`stats.json`) and facts, computed from one
 //! step's tensors, the step before and the graph. Every way in (import, the companion, the
-//! demo) goes through [`step_stats`].
+//! demo, wasm's `stepStats`) goes through [`step_stats`]; a dump's step files are read by
+//! [`read_step_file`], natively (import) and in wasm alike.
 
 use super::cka::linear_cka;
 use super::forward::{measure_nodes, nodes_from_keys, Step};
 use super::measure::MeasureError;
 use crate::store::{Fact, ForwardRecord, NodeStats, Num, TensorBytes};
+use crate::tensor::bytes::Source;
+use crate::tensor::{TensorError, TensorFile};
 use somatize_verdict::metrics as m;
 use somatize_verdict::NodeSeen;
 
 pub use super::graph::{graph_path, Graph, GraphNode, GRAPH_FILE, GRAPH_MAX_BYTES};
+
+/// Every tensor of one step file (a dump's `step_<n>.npz`), each read once.
+pub fn read_step_file<S: Source>(mut file: TensorFile<S>) -> Result<Step, TensorError> {
+    let mut step = Step::new();
+    for entry in file.entries() {
+        let t = file.read(&entry.key)?;
+        step.insert(entry.key, t);
+    }
+    Ok(step)
+}
+
+/// Only the parameters of a step: all that [`step_stats`] reads of the step before (the
+/// update is taken against them), so the rest need not be kept.
+pub fn params_only(step: Step) -> Step {
+    step.into_iter()
+        .filter(|(k, _)| k.starts_with("param."))
+        .collect()
+}
 
 /// Every node's health metrics at one step, as `node -> metric -> number` (`stats.json`):
 /// the nodes of `graph` (or, with an empty graph, those the keys name), measured by

@@ -1,13 +1,14 @@
 //! The core's errors as JS `SomatizeError`s: a stable `code` per error variant, and the file, run and forward it concerns.
 //!
 //! The core knows nothing of JS: this module maps its error enums (`StoreError`,
-//! `ReadbackError`, `HealthError`) onto the codes of [`codes`], and [`with_code`] gives the JS
+//! `ReadbackError`, `HealthError`, `TensorError`) onto the codes of [`codes`], and [`with_code`] gives the JS
 //! error leaving an exported call its code, its details and the package's `SomatizeError`
 //! prototype (registered by the package's entry through `useErrorClass`).
 
 use crate::health::store::HealthError;
 use crate::readback::ReadbackError;
 use crate::store::StoreError;
+use crate::tensor::{Problem, TensorError};
 use wasm_bindgen::prelude::*;
 
 /// The stable `error.code`s of the package's `SomatizeError`, for a caller to branch on
@@ -47,6 +48,12 @@ pub mod codes {
     pub const REFUSED: &str = "REFUSED";
     /// Another process holds the writer's lock.
     pub const WRITER_BUSY: &str = "WRITER_BUSY";
+    /// A tensor file (a dump's step file) that cannot be read: truncated, corrupt, not a
+    /// tensor file, or holding values the reader refuses.
+    pub const BAD_TENSOR_FILE: &str = "BAD_TENSOR_FILE";
+    /// A step's tensors that cannot be measured: a malformed shape, parameters that do not
+    /// pair with the step before's, a declared layout that does not fit its output.
+    pub const BAD_STEP: &str = "BAD_STEP";
 }
 
 /// What a JS error carries besides its message: its code and, when known, the store file,
@@ -66,7 +73,7 @@ impl Details {
             ..Details::default()
         }
     }
-    fn file(mut self, file: &str) -> Self {
+    pub(super) fn file(mut self, file: &str) -> Self {
         self.file = Some(file.to_string());
         self
     }
@@ -148,6 +155,17 @@ impl Coded for HealthError {
             HealthError::Graph { path, .. } => Details::code(codes::BAD_GRAPH).file(path),
             HealthError::Empty { run, .. } => Details::code(codes::NO_FORWARDS).run(run),
         }
+    }
+}
+
+impl Coded for TensorError {
+    fn details(&self) -> Details {
+        let code = match self.problem {
+            // The source's read failed (a `readAtInto` that threw): not the file's fault.
+            Problem::Io(_) => codes::IO,
+            _ => codes::BAD_TENSOR_FILE,
+        };
+        Details::code(code).file(&self.file)
     }
 }
 

@@ -1,7 +1,9 @@
 """Golden test: the metrics ``somatize.torch.watch`` measures with torch ops on the device
 equal the ones Rust measures from whole tensors (``somatize import`` of NPZ dumps of the same
 steps, DESIGN.md's dump convention), for every node and metric torch sends (relative 1e-5:
-float32 on the device against float64 in Rust).
+float32 on the device against float64 in Rust), natively and in wasm: the dump's last step
+measured by the Rust core compiled to wasm (the npm package's ``stepStats``, through
+golden_wasm.mjs and ``node``) equals the native import's to 1e-12, so torch's too.
 
 Outputs are dumped whole, as the module returned them, and the dump's graph names only nodes
 and kinds: Rust finds each output's unit axis by its kind and the node before it
@@ -10,6 +12,9 @@ and kinds: Rust finds each output's unit axis by its kind and the node before it
 
 import json
 import math
+import shutil
+import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -247,6 +252,29 @@ LAYOUTS = {
 }
 
 
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+def wasm_stats(dump):
+    """The dump's last step measured in wasm: ``{node: {metric: value}}`` (golden_wasm.mjs)."""
+    node = shutil.which("node")
+    built = ROOT / "pkg" / "wasm" / "somatize_bg.wasm"
+    build = "build the wasm package with scripts/build-wasm.sh (Node >= 20 on PATH)"
+    assert node, f"no `node` on PATH: the golden test measures the dumps in wasm too; {build}"
+    assert built.is_file(), f"{built} is missing: {build}"
+    out = subprocess.run([node, str(Path(__file__).with_name("golden_wasm.mjs")), str(dump)],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def same(a, b):
+    """Native and wasm run the same Rust: equal, or within 1e-12 (the order of a sum)."""
+    if a is None or b is None:
+        return a is None and b is None
+    return a == b or abs(a - b) <= 1e-12 * max(abs(a), abs(b))
+
+
 def close(a, b):
     if a is None or b is None:
         return a is None and b is None
@@ -262,8 +290,6 @@ def test_torch_metrics_equal_rusts(tmp_path, capfd, monkeypatch, cli, case, step
     # `device`: the CPU's fast paths off, so the code a GPU's (or a bf16) tensor takes runs
     # here, on the CPU, and must give Rust's numbers too.
     monkeypatch.setattr(st, "CPU_FAST_PATHS", path == "cpu")
-    import subprocess
-
     from somatize._binary import binary
     from somatize.record import facts
 
@@ -291,6 +317,22 @@ def test_torch_metrics_equal_rusts(tmp_path, capfd, monkeypatch, cli, case, step
             compared += 1
         extra = set(mine) - set(rust) - {"kind"}
         assert not extra, f"{case}: {node}: torch sends {extra} that rust does not measure"
+    # The Rust core compiled to wasm measures the same dump's last step the same.
+    wasm = wasm_stats(dump)
+    assert wasm["step"] == steps - 1
+    wasm = wasm["stats"]
+    assert set(wasm) <= set(rust_seen), (sorted(wasm), sorted(rust_seen))
+    in_wasm = 0
+    for node, rust in rust_seen.items():
+        rust = {m: v for m, v in rust.items() if m != "kind"}
+        mine = wasm.get(node, {})
+        assert set(mine) == set(rust), f"{case}: {node}: wasm {sorted(mine)}, native {sorted(rust)}"
+        for metric, want in rust.items():
+            assert same(mine[metric], want), f"{case}: {node}.{metric}: wasm {mine[metric]}, native {want}"
+            if metric in torch_seen[node]:
+                assert close(torch_seen[node][metric], mine[metric]), (case, node, metric)
+            in_wasm += 1
+    assert in_wasm >= compared
     # Every node with an output or a parameter, and the update of every step (its own).
     assert compared > 40
     assert any("update_ratio" in row for row in torch_seen.values())

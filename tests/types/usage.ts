@@ -1,6 +1,6 @@
 // Type-checks the browser entry's declarations (pkg/browser.d.ts over pkg/index.d.ts, what a bundler's
 // project resolves) against the way the README uses them; compiled with --noEmit only.
-import { openStore, background, specId, tensorStats, setHelpers, helperCounts, SomatizeError, type Store, type IndexRow, type Fetched } from "somatize";
+import { openStore, background, specId, tensorStats, stepStats, setHelpers, helperCounts, SomatizeError, type Store, type IndexRow, type Fetched } from "somatize";
 // @ts-expect-error: folderSource is the Node entry's
 import { folderSource } from "somatize";
 
@@ -15,12 +15,15 @@ async function main(path: string, bytes: Uint8Array): Promise<void> {
   const stats = await background.tensorStats(bytes, "model.safetensors");
   const mean: number | undefined = stats["param.w"]?.mean;
   const sync = tensorStats(bytes, "x.npy");
+  const measured: number | undefined = stepStats(null, bytes, bytes)["fc1"]?.["update_ratio"];
+  // @ts-expect-error: a path is what the Node entry takes, not the browser's
+  stepStats(null, "step_1.npz");
   const helpersBefore: number = setHelpers(0);
   const { blocks }: { blocks: number } = helperCounts();
   const { bytes: read } = await store.stats();
   await store.refresh();
   await store.close();
-  console.log(writers, bad, loss, nodes, mean, sync, read, helpersBefore, blocks, specId({ source: "param", selector: "w", reduction: "l2" }));
+  console.log(writers, bad, loss, nodes, mean, sync, measured, read, helpersBefore, blocks, specId({ source: "param", selector: "w", reduction: "l2" }));
   const dropped: Store = await openStore(new Blob(["PK"]));
   await dropped.runs().catch((e: unknown) => e instanceof SomatizeError && e.code === "NO_SUCH_RUN");
   void folderSource;

@@ -2,8 +2,8 @@
 // Node entry's declarations (pkg/node.d.ts, picked by the package's "node" types condition);
 // compiled with --noEmit only (tests/node/types.test.mjs).
 import {
-  openStore, folderSource, snapshotFile, tensorStats, background, setHelpers, runs, diagnose,
-  SomatizeError, type Store, type ErrorCode,
+  openStore, folderSource, snapshotFile, tensorStats, stepStats, background, setHelpers, runs,
+  diagnose, SomatizeError, type Store, type ErrorCode,
 } from "somatize";
 
 export async function main(path: string, bytes: Uint8Array): Promise<string[]> {
@@ -17,6 +17,8 @@ export async function main(path: string, bytes: Uint8Array): Promise<string[]> {
   const perTensor = tensorStats(path);
   const fromBytes = tensorStats(bytes, "x.npy");
   const later = await background.tensorStats(bytes, "x.npy");
+  const measured: number | undefined = stepStats('{"nodes": []}', `${path}/step_1.npz`, bytes)["fc1"]?.["grad_norm"];
+  const dumped = stepStats({ nodes: [{ name: "fc1", kind: "Linear" }], apart: [["a", "b"]] }, bytes, null, { name: "step_1.npz" });
   setHelpers(2);
   try {
     await diagnose(store, { run: "nosuch" });
@@ -25,7 +27,7 @@ export async function main(path: string, bytes: Uint8Array): Promise<string[]> {
       const code: ErrorCode = e.code;
       const run: string | undefined = e.run;
       const forward: number | undefined = e.forward;
-      return [code, run ?? "", String(forward), String(perTensor), String(fromBytes), String(later)];
+      return [code, run ?? "", String(forward), String(perTensor), String(fromBytes), String(later), String(measured), String(dumped)];
     }
   }
   const rows = await runs(store);
