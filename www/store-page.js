@@ -62,6 +62,9 @@ function validThresholds(thresholds) {
 }
 
 function options(select, values, label = String) {
+  const same = select.options.length === values.length &&
+    values.every((v, i) => select.options[i].value === String(v) && select.options[i].textContent === label(v));
+  if (same) return; // unchanged (a store followed live): what is chosen stays, nothing rebuilt
   const keep = select.value;
   fill(select, values.map((v) => el("option", { value: String(v) }, label(v))));
   if (values.map(String).includes(keep)) select.value = keep;
