@@ -4,7 +4,8 @@
 // showDirectoryPicker answers that folder's handle) are followed, one look every 2 s. Looks
 // that find the store as it was leave the run table and the run list as they are (the same
 // elements, none rebuilt: with 1,000 runs building the table again cost the main thread a second
-// per look), and the table still says what `somatize compare --json` says. That the table does
+// per look), the runs are not asked for again (the package's refresh says nothing it read
+// changed), and the table still says what `somatize compare --json` says. That the table does
 // change when the store grows is tests/browser/page-live.test.mjs.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -34,12 +35,15 @@ test("looks at a followed store that did not change keep the run table and the r
   const { page, seen } = await openPage(browser, "about:blank");
   await page.addInitScript(() => {
     window.showDirectoryPicker = async () => (await navigator.storage.getDirectory()).getDirectoryHandle("store");
-    // Count the looks: each begins with a `refresh` posted to the package's worker.
+    // Count the looks (each begins with a `refresh` posted to the package's worker) and the
+    // `compare` calls (a look that found something changed asks for the runs again).
     globalThis.__refreshes = 0;
+    globalThis.__compares = 0;
     const Real = globalThis.Worker;
     globalThis.Worker = class extends Real {
       postMessage(m, ...rest) {
         if (m?.method === "refresh") globalThis.__refreshes += 1;
+        if (m?.method === "call" && m.args?.[1] === "compare") globalThis.__compares += 1;
         return super.postMessage(m, ...rest);
       }
     };
@@ -61,6 +65,7 @@ test("looks at a followed store that did not change keep the run table and the r
     watch.observe(document.getElementById("runs"), { childList: true, subtree: true });
     watch.observe(document.getElementById("run"), { childList: true });
     globalThis.__looksAtMark = globalThis.__refreshes;
+    globalThis.__comparesAtMark = globalThis.__compares;
   });
   // Two whole looks after the mark: the third refresh is posted only once the second look ended.
   await page.waitForFunction(() => globalThis.__refreshes >= globalThis.__looksAtMark + 3, null, { timeout: 30_000 });
@@ -68,6 +73,7 @@ test("looks at a followed store that did not change keep the run table and the r
     table: document.querySelector("#runs-table")?.dataset.mark,
     option: document.querySelector("#run option")?.dataset.mark,
     rebuilt: globalThis.__rebuilt,
+    compares: globalThis.__compares - globalThis.__comparesAtMark,
     runs: [...document.querySelectorAll("#runs-table tbody tr")].map((tr) => tr.dataset.run),
     health: [...document.querySelectorAll("#runs-table tbody tr")].map((tr) => tr.querySelector("[data-health]")?.dataset.health),
     list: [...document.querySelectorAll("#run option")].map((o) => o.value),
@@ -75,6 +81,7 @@ test("looks at a followed store that did not change keep the run table and the r
   assert.equal(after.table, "shown at open", "the run table is the one shown at open");
   assert.equal(after.option, "shown at open", "the run list is the one shown at open");
   assert.equal(after.rebuilt, 0, "nothing was put into or taken out of the table or the list");
+  assert.equal(after.compares, 0, "a look that found nothing changed asked for the runs no more");
   assert.deepEqual(after.runs, want.map((r) => r.run));
   assert.deepEqual(after.list, want.map((r) => r.run));
   assert.deepEqual(after.health, want.map((r) => (r.healthy ? "healthy" : "sick")));
