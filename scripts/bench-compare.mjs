@@ -214,7 +214,9 @@ async function handleBrowser(origin) {
   await page.goto(`${origin}/${PAGE}/index.html`); // the origin (its document then replaced)
   await page.setContent('<input type="file" id="copy" webkitdirectory multiple>');
   await page.setInputFiles("#copy", realpathSync(store));
-  const copied = await page.evaluate(async () => {
+  // A copy that hangs (the browser's storage stuck) says so instead of waiting for ever.
+  const stuck = new Promise((_, reject) => setTimeout(() => reject(new Error("copying the store into the origin-private file system took over 10 minutes")), 600_000).unref());
+  const copied = await Promise.race([stuck, page.evaluate(async () => {
     const top = await navigator.storage.getDirectory();
     await top.removeEntry("bench-store", { recursive: true }).catch(() => {});
     const dirs = new Map([["", await top.getDirectoryHandle("bench-store", { create: true })]]);
@@ -236,7 +238,7 @@ async function handleBrowser(origin) {
     };
     for (let i = 0; i < files.length; i += 16) await Promise.all(files.slice(i, i + 16).map(copy));
     return { files: files.length, bytes };
-  });
+  })]);
   await page.close();
   console.error(`copied ${copied.files} files (${(copied.bytes / 2 ** 20).toFixed(0)} MiB) into the origin-private file system in ${((Date.now() - t0) / 1000).toFixed(1)} s (not timed)`);
   const browser = context.browser();
