@@ -319,6 +319,43 @@ export function handleSource(rootHandle) {
       dirs.clear();
       files.clear();
     },
+    /** Whether anything resolved so far changed since: a folder's names, a file's size or
+     * modification time, something missing that now exists or the reverse (a store's files are
+     * appended to or written anew, never rewritten in place at the same size and time). What
+     * was resolved is left as it was. */
+    async changed() {
+      const handles = new Map();
+      const dir = (path) => {
+        if (!handles.has(path)) handles.set(path, dirHandle(path));
+        return handles.get(path);
+      };
+      for (const [path, m] of [...dirs]) {
+        const h = await dir(path);
+        if (!h || !m) {
+          if (!h !== !m) return true;
+          continue;
+        }
+        let n = 0;
+        for await (const name of h.keys()) {
+          n += 1;
+          if (!m.has(name)) return true;
+        }
+        if (n !== m.size) return true;
+      }
+      for (const [path, f] of [...files]) {
+        const [up, name] = parent(path);
+        const h = await dir(up);
+        let now = null;
+        try {
+          now = h ? await (await h.getFileHandle(name)).getFile() : null;
+        } catch {
+          now = null;
+        }
+        if (!now !== !f) return true;
+        if (now && (now.size !== f.size || now.lastModified !== f.lastModified)) return true;
+      }
+      return false;
+    },
   };
 }
 

@@ -146,8 +146,11 @@ const methods = {
   stats(handle) {
     return { ...(storeOf(handle).source.counts ?? { reads: 0, bytes: 0 }) };
   },
-  refresh(handle) {
+  /** See files written since; `{unchanged: true}` when the source can tell nothing it read
+   * changed (a directory handle's): then what was read and the answers kept stay. */
+  async refresh(handle) {
     const s = storeOf(handle);
+    if (s.source.changed && !(await s.source.changed())) return { unchanged: true };
     s.source.refresh?.();
     s.handle.refreshed();
     s.answers.clear();

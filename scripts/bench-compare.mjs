@@ -5,10 +5,16 @@
 // out and put back, a zoom). Medians over BENCH_ROUNDS page loads (default 3), each interaction
 // repeated 5 times per load, printed with the date and the machine's load.
 //
-//   node scripts/bench-compare.mjs [--runs N] [--forwards N] [--regen] [--page DIR] [--store DIR] [--profile] [--folder]
+//   node scripts/bench-compare.mjs [--runs N] [--forwards N] [--regen] [--page DIR] [--store DIR] [--profile] [--folder | --handle]
 //
 // --folder opens the store as a person picks a folder (the page's folder input, files read
 // lazily through the browser's File objects: no HTTP); the table is timed from the pick.
+// --handle opens it as "Open a folder…" does (showDirectoryPicker: a FileSystemDirectoryHandle
+// read lazily, no FileList): headless Chromium cannot be driven through that dialog, so the
+// store is first copied (not timed, once per run of this script) into the origin-private file
+// system of a profile on disk (navigator.storage.getDirectory(), a real directory handle of the
+// same kind, read through the same code), showDirectoryPicker is made to answer that copy's
+// handle, and the table is timed from the click on "Open a folder…".
 // Each load also reads the page's memory at its end: the proportional set size (PSS,
 // /proc/PID/smaps_rollup) of the renderer holding the page and its worker (the only one with
 // a dedicated worker), against the page's bound of 200 MiB (docs/benchmarks.md). Playwright
@@ -16,7 +22,8 @@
 // from a folder nothing goes over the network. It is read twice: as it is (garbage not yet
 // collected included: V8 collects its old generation only when that reaches its limit) and
 // after DevTools' HeapProfiler.collectGarbage in the page and in its worker (what is still
-// held). From a folder, the table is also timed from the input's change event (the page's own
+// held); in between, after --idle S seconds (default 20) in which nothing is done (what the
+// browser gives back by itself). From a folder, the table is also timed from the input's change event (the page's own
 // part: before it, the browser enumerates the folder and makes its FileList).
 //
 // --store DIR (under the checkout) opens that store instead, as it is; --page DIR opens DIR/index.html instead of www/ (a copy of an earlier page and its pkg/ put
@@ -29,9 +36,10 @@
 // the rest as index lines; each run finished, so its summary is in summaries.jsonl) and reused
 // (--regen writes it again). Needs scripts/build-wasm.sh first.
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync, readdirSync, realpathSync } from "node:fs";
-import { loadavg } from "node:os";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
+import { chromium } from "playwright-core";
 import { serve, launch, root } from "../tests/browser/harness.mjs";
 
 const args = process.argv.slice(2);
@@ -45,7 +53,12 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const PAGE = flag("--page", "www").replace(/\/+$/, "");
 const PROFILE = args.includes("--profile");
 const REPEAT = 5;
+/** Seconds the page is left alone after the interactions before its memory is read again. */
+const IDLE_S = Number(flag("--idle", 20));
 const FOLDER = args.includes("--folder");
+const HANDLE = args.includes("--handle");
+if (FOLDER && HANDLE) throw new Error("--folder or --handle, not both");
+const FROM = FOLDER ? "from a folder" : HANDLE ? "from a directory handle" : "over HTTP";
 
 const readText = (path) => {
   try {
@@ -182,9 +195,73 @@ function profiler() {
 }
 
 if (!args.includes("--store")) ensureStore();
+/**
+ * A browser whose contexts keep the origin-private file system on disk (--handle: a profile of
+ * its own in a temporary folder, removed at the end), and the store copied into it (folder
+ * `bench-store` of the origin's OPFS) through a folder input of a blank page of the origin.
+ */
+async function handleBrowser(origin) {
+  const dir = mkdtempSync(join(tmpdir(), "bench-compare-handle-"));
+  const context = await chromium.launchPersistentContext(dir, {
+    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+    headless: true,
+    viewport: { width: 1280, height: 800 },
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+      "--disable-sync", "--no-first-run", "--disable-quic"],
+  });
+  const t0 = Date.now();
+  const page = await context.newPage();
+  await page.goto(`${origin}/${PAGE}/index.html`); // the origin (its document then replaced)
+  await page.setContent('<input type="file" id="copy" webkitdirectory multiple>');
+  await page.setInputFiles("#copy", realpathSync(store));
+  // A copy that hangs (the browser's storage stuck) says so instead of waiting for ever.
+  const stuck = new Promise((_, reject) => setTimeout(() => reject(new Error("copying the store into the origin-private file system took over 10 minutes")), 600_000).unref());
+  const copied = await Promise.race([stuck, page.evaluate(async () => {
+    const top = await navigator.storage.getDirectory();
+    await top.removeEntry("bench-store", { recursive: true }).catch(() => {});
+    const dirs = new Map([["", await top.getDirectoryHandle("bench-store", { create: true })]]);
+    const dirOf = async (path) => {
+      if (dirs.has(path)) return dirs.get(path);
+      const i = path.lastIndexOf("/");
+      const d = await (await dirOf(i < 0 ? "" : path.slice(0, i))).getDirectoryHandle(path.slice(i + 1), { create: true });
+      dirs.set(path, d);
+      return d;
+    };
+    const files = [...document.getElementById("copy").files];
+    let bytes = 0;
+    const copy = async (f) => {
+      const path = f.webkitRelativePath.split("/").slice(1); // under the folder picked
+      const d = await dirOf(path.slice(0, -1).join("/"));
+      const w = await (await d.getFileHandle(path.at(-1), { create: true })).createWritable();
+      await f.stream().pipeTo(w);
+      bytes += f.size;
+    };
+    for (let i = 0; i < files.length; i += 16) await Promise.all(files.slice(i, i + 16).map(copy));
+    return { files: files.length, bytes };
+  })]);
+  await page.close();
+  console.error(`copied ${copied.files} files (${(copied.bytes / 2 ** 20).toFixed(0)} MiB) into the origin-private file system in ${((Date.now() - t0) / 1000).toFixed(1)} s (not timed)`);
+  const browser = context.browser();
+  return {
+    browser,
+    newPage: () => context.newPage(),
+    async close() {
+      await context.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Installed before the page's scripts (--handle): "Open a folder…" is answered the OPFS copy's handle. */
+function pickerAnswersCopy() {
+  window.showDirectoryPicker = async () => (await navigator.storage.getDirectory()).getDirectoryHandle("bench-store");
+}
+
 const { server, origin } = await serve();
-const browser = await launch();
-const got = { table: [], fromChange: [], overlay50: [], ema: [], out: [], back: [], zoom: [], unzoom: [], pssTable: [], pss: [], pssGc: [] };
+const handled = HANDLE ? await handleBrowser(origin) : null;
+const browser = handled?.browser ?? await launch();
+const newPage = () => handled?.newPage() ?? browser.newPage({ viewport: { width: 1280, height: 800 } });
+const got = { table: [], fromChange: [], overlay50: [], ema: [], out: [], back: [], zoom: [], unzoom: [], pssTable: [], pss: [], pssIdle: [], pssGc: [] };
 // DevTools sessions to the page's worker (for its garbage collection), through the browser's.
 const devtools = await browser.newBrowserCDPSession();
 const answers = new Map();
@@ -212,12 +289,21 @@ async function collectGarbage(page) {
 }
 try {
   for (let round = 0; round < ROUNDS; round++) {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const page = await newPage();
     const errors = [];
     page.on("pageerror", (e) => errors.push(String(e)));
     if (PROFILE) await page.addInitScript(profiler);
+    if (HANDLE) await page.addInitScript(pickerAnswersCopy);
     let t0 = 0;
-    if (FOLDER) {
+    if (HANDLE) {
+      await page.goto(`${origin}/${PAGE}/index.html`);
+      await page.waitForFunction(() => !document.querySelector("#pick-dir-box")?.hidden);
+      t0 = await page.evaluate(() => {
+        const t = performance.now();
+        document.getElementById("pick-dir").click();
+        return t;
+      });
+    } else if (FOLDER) {
       await page.goto(`${origin}/${PAGE}/index.html`);
       await page.waitForFunction(() => document.querySelector("#pick-folder"));
       t0 = await page.evaluate(() => {
@@ -248,22 +334,26 @@ try {
       got.unzoom.push(await inPage(page, "unzoom", "always"));
     }
     got.pss.push(pageMemory());
+    // Then nothing is done for IDLE_S seconds: what the browser gives back by itself (V8's
+    // memory reducer collects a page that stopped allocating; nothing is forced).
+    await new Promise((resolve) => setTimeout(resolve, IDLE_S * 1000));
+    got.pssIdle.push(pageMemory());
     await collectGarbage(page);
     got.pssGc.push(pageMemory());
     if (errors.length) throw new Error(`the page failed: ${errors.join("; ")}`);
     if (PROFILE) console.error(`picked at ${t0.toFixed(0)} ms, change event at ${(await page.evaluate(() => window.__changed ?? NaN)).toFixed(0)} ms\n${await page.evaluate(() => window.__profile.report())}`);
     await page.close();
     const mb = (b) => `${(b / 2 ** 20).toFixed(1)} MiB`;
-    console.error(`round ${round + 1}: table ${got.table.at(-1).toFixed(0)} ms${FOLDER ? ` (${got.fromChange.at(-1).toFixed(0)} ms from the change event)` : ""}, overlay of 50 ${got.overlay50.at(-1).toFixed(0)} ms, page ${mb(got.pssTable.at(-1))} PSS with the table, ${mb(got.pss.at(-1))} at the end, ${mb(got.pssGc.at(-1))} after garbage collection`);
+    console.error(`round ${round + 1}: table ${got.table.at(-1).toFixed(0)} ms${FOLDER ? ` (${got.fromChange.at(-1).toFixed(0)} ms from the change event)` : ""}, overlay of 50 ${got.overlay50.at(-1).toFixed(0)} ms, page ${mb(got.pssTable.at(-1))} PSS with the table, ${mb(got.pss.at(-1))} at the end, ${mb(got.pssIdle.at(-1))} ${IDLE_S} s later, ${mb(got.pssGc.at(-1))} after garbage collection`);
   }
 } finally {
-  await browser.close();
+  await (handled ?? browser).close();
   server.close();
 }
 const ms = (x) => `${x.toFixed(0)} ms`;
-console.log(`bench-compare ${new Date().toISOString()} (load average ${loadavg().map((l) => l.toFixed(1)).join(", ")}), ${RUNS} runs × ${FORWARDS} forwards ${FOLDER ? "from a folder" : "over HTTP"}, medians of ${ROUNDS} page loads (interactions ${REPEAT} times each per load)`);
+console.log(`bench-compare ${new Date().toISOString()} (load average ${loadavg().map((l) => l.toFixed(1)).join(", ")}), ${RUNS} runs × ${FORWARDS} forwards ${FROM}, medians of ${ROUNDS} page loads (interactions ${REPEAT} times each per load)`);
 const rows = [
-  [`run table with every run's health shown (from ${FOLDER ? "picking the folder" : "opening the URL"})`, median(got.table), 2000],
+  [`run table with every run's health shown (from ${FOLDER ? "picking the folder" : HANDLE ? "the click on Open a folder…" : "opening the URL"})`, median(got.table), 2000],
   ...(FOLDER ? [["… from the input's change event (the folder's FileList made)", median(got.fromChange), 2000]] : []),
   ["overlay of 50 runs drawn (filter g00-*, choose the runs shown)", median(got.overlay50), 300],
   ["smoothing changed (EMA weight), 50 runs redrawn", median(got.ema), 100],
@@ -274,8 +364,10 @@ const rows = [
 ];
 for (const [what, t, target] of rows) console.log(`| ${what} | ${ms(t)} | < ${target} ms | ${(t / target).toFixed(2)}× the target |`);
 const pssTable = median(got.pssTable);
-console.log(`| the page's memory with the table shown (PSS of its renderer${FOLDER ? "" : ", DevTools' copies of the responses included"}) | ${(pssTable / 2 ** 20).toFixed(1)} MiB | < 200 MiB | ${(pssTable / 2 ** 20 / 200).toFixed(2)}× the bound |`);
+console.log(`| the page's memory with the table shown (PSS of its renderer${FOLDER || HANDLE ? "" : ", DevTools' copies of the responses included"}) | ${(pssTable / 2 ** 20).toFixed(1)} MiB | < 200 MiB | ${(pssTable / 2 ** 20 / 200).toFixed(2)}× the bound |`);
 const pss = median(got.pss);
-console.log(`| the page's memory at the end (PSS of its renderer${FOLDER ? "" : ", DevTools' copies of the responses included"}) | ${(pss / 2 ** 20).toFixed(1)} MiB | < 200 MiB | ${(pss / 2 ** 20 / 200).toFixed(2)}× the bound |`);
+console.log(`| the page's memory at the end (PSS of its renderer${FOLDER || HANDLE ? "" : ", DevTools' copies of the responses included"}) | ${(pss / 2 ** 20).toFixed(1)} MiB | < 200 MiB | ${(pss / 2 ** 20 / 200).toFixed(2)}× the bound |`);
+const pssIdle = median(got.pssIdle);
+console.log(`| the page's memory ${IDLE_S} s after the end, nothing done (PSS of its renderer${FOLDER || HANDLE ? "" : ", DevTools' copies of the responses included"}) | ${(pssIdle / 2 ** 20).toFixed(1)} MiB | < 200 MiB | ${(pssIdle / 2 ** 20 / 200).toFixed(2)}× the bound |`);
 const pssGc = median(got.pssGc);
-console.log(`| the page's memory at the end after garbage collection (PSS of its renderer${FOLDER ? "" : ", DevTools' copies of the responses included"}) | ${(pssGc / 2 ** 20).toFixed(1)} MiB | < 200 MiB | ${(pssGc / 2 ** 20 / 200).toFixed(2)}× the bound |`);
+console.log(`| the page's memory at the end after garbage collection (PSS of its renderer${FOLDER || HANDLE ? "" : ", DevTools' copies of the responses included"}) | ${(pssGc / 2 ** 20).toFixed(1)} MiB | < 200 MiB | ${(pssGc / 2 ** 20 / 200).toFixed(2)}× the bound |`);

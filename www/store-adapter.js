@@ -158,7 +158,8 @@ export async function tensorStats(file) {
   return pkg.tensorStats(new Uint8Array(await file.arrayBuffer()), file.name);
 }
 
-/** See files written since (a folder being followed live). */
+/** See files written since (a folder being followed live); `{unchanged: true}` when the package
+ * could tell that nothing it read changed (a directory handle's store). */
 export function refresh(store) {
   return typeof store.refresh === "function" ? store.refresh() : Promise.resolve();
 }

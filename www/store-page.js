@@ -62,6 +62,9 @@ function validThresholds(thresholds) {
 }
 
 function options(select, values, label = String) {
+  const same = select.options.length === values.length &&
+    values.every((v, i) => select.options[i].value === String(v) && select.options[i].textContent === label(v));
+  if (same) return; // unchanged (a store followed live): what is chosen stays, nothing rebuilt
   const keep = select.value;
   fill(select, values.map((v) => el("option", { value: String(v) }, label(v))));
   if (values.map(String).includes(keep)) select.value = keep;
@@ -311,7 +314,9 @@ async function judgeRun(run, thresholds) {
 }
 
 /** Follow the store live: 2 s after each look, see new files, and redraw the runs table and
- * the progress (a look that takes longer delays the next; looks never overlap). */
+ * the progress (a look that takes longer delays the next; looks never overlap). A look that
+ * finds nothing changed asks nothing more: with 1,000 runs each answer asked again cost the
+ * worker up to a second, which the overlay's redraws waited behind. */
 function follow(on) {
   clearTimeout(current?.timer);
   if (!current) return;
@@ -321,7 +326,11 @@ function follow(on) {
   const look = async () => {
     if (current !== followed || !followed.following) return;
     try {
-      await adapter.refresh(followed.store);
+      // Nothing the page read changed (a directory handle can tell): nothing to ask again.
+      if ((await adapter.refresh(followed.store))?.unchanged) {
+        if (current === followed && followed.following) followed.timer = setTimeout(look, 2000);
+        return;
+      }
       const runs = await adapter.compare(followed.store, { lazy: true });
       if (current !== followed) return;
       showRuns(runs);
