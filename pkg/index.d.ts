@@ -351,8 +351,10 @@ export class Store {
   }): Promise<Figure>;
   /** What the store's source has read so far. */
   stats(): Promise<{ reads: number; bytes: number }>;
-  /** See files written since (a directory handle being written); other sources read afresh anyway. */
-  refresh(): Promise<void>;
+  /** See files written since (a directory handle being written); other sources read afresh anyway.
+   * In the browser, `{unchanged: true}` when a directory handle shows nothing read has changed
+   * (then the answers kept stay). */
+  refresh(): Promise<void | { unchanged: true }>;
   /** Release the store; calls after it reject. */
   close(): Promise<void>;
 }
