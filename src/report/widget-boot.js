@@ -45,6 +45,9 @@ async function showStore(init) {
   // What the kernel sent unasked as the view rendered (the listing, the named run's files).
   if (Array.isArray(init.primed)) source.take(init.primed);
   performance.mark("somatize:primed");
+  // Watched from now: the verdict is drawn before the rest of the view (the progress, the other
+  // figures, the runs overlaid), which openEmbedded also waits for.
+  verdictDrawn(init.run || null);
   await openEmbedded(source, init.store, Boolean(init.live), init.run || null);
   const error = document.getElementById("error").textContent;
   if (error) throw new Error(error);
@@ -55,17 +58,20 @@ async function showStore(init) {
     select.dispatchEvent(new Event("change"));
     await statusSays(`Showing run ${init.run} `);
   }
+  performance.mark("somatize:shown");
   document.body.dataset.widget = "ready";
   up({ somatize: "shown", what: "store" });
-  verdictDrawn();
 }
 
-/** Tell the parent when the verdict is on screen, with this frame's marks (ms since its start)
- * and the reads it took: the open time of docs/notebooks.md. */
-async function verdictDrawn() {
+/** Tell the parent when the verdict (of `run`, when one was named) is on screen — judged, its
+ * tables painted and its figures on screen drawn (www/store-page.js's `judged`) —, with this
+ * frame's marks (ms since its start) and the reads it took: the open time of docs/notebooks.md. */
+async function verdictDrawn(run) {
   const t0 = performance.now();
-  while (!(Number(document.getElementById("verdict")?.dataset.judged ?? 0) >= 1)) {
-    if (performance.now() - t0 > 120000) return;
+  const judged = () => Number(document.getElementById("verdict")?.dataset.judged ?? 0) >= 1 &&
+    (!run || document.getElementById("run")?.value === run);
+  while (!judged()) {
+    if (performance.now() - t0 > 120000 || document.body.dataset.widget === "failed") return;
     await new Promise((r) => setTimeout(r, 20));
   }
   performance.mark("somatize:verdict");
