@@ -6,7 +6,7 @@
 //         {somatize: "ask", id, asks: [{op: "list"|"stat"|"range", path, offset?, length?}]},
 //         {somatize: "shown", what}, {somatize: "drawn", marks, reads} (the verdict on screen),
 //         {somatize: "failed", message}
-//   down: {somatize: "wasm", bytes | error},
+//   down: {somatize: "wasm", gzip | bytes | error} (gzip: the wasm as the kernel sent it),
 //         {somatize: "init", mode: "store"|"live", store, run, live, title, smooth, primed: answers | null},
 //         {somatize: "answers", id, answers, error?}, {somatize: "rows", packed: Float64Array, errors}
 import { openEmbedded } from "somatize/www/app.js";
