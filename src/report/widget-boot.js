@@ -64,16 +64,31 @@ async function showStore(init) {
 }
 
 /** Tell the parent when the verdict (of `run`, when one was named) is on screen — judged, its
- * tables painted and its figures on screen drawn (www/store-page.js's `judged`) —, with this
- * frame's marks (ms since its start) and the reads it took: the open time of docs/notebooks.md. */
+ * tables painted and its figures on screen drawn (www/store-page.js's `judged`), then painted:
+ * the first frame after that, or 50 ms when no frame comes (a frame out of the window) —, with
+ * this frame's marks (ms since its start) and the reads it took: the open time of
+ * docs/notebooks.md. The verdict's tables, painted before its figures are drawn, are marked
+ * `somatize:verdict-tables`. */
 async function verdictDrawn(run) {
-  const t0 = performance.now();
-  const judged = () => Number(document.getElementById("verdict")?.dataset.judged ?? 0) >= 1 &&
-    (!run || document.getElementById("run")?.value === run);
-  while (!judged()) {
-    if (performance.now() - t0 > 120000 || document.body.dataset.widget === "failed") return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  const verdict = document.getElementById("verdict");
+  const ours = () => !run || document.getElementById("run")?.value === run;
+  const painted = () => new Promise((resolve) => {
+    requestAnimationFrame(() => resolve());
+    setTimeout(resolve, 50);
+  });
+  const seen = (test) => new Promise((resolve) => {
+    if (test()) return resolve();
+    const watch = new MutationObserver(() => {
+      if (!test()) return;
+      watch.disconnect();
+      resolve();
+    });
+    watch.observe(verdict, { childList: true, attributes: true, attributeFilter: ["data-judged"] });
+  });
+  const judged = () => Number(verdict.dataset.judged ?? 0) >= 1 && ours();
+  seen(() => verdict.childElementCount > 0 && ours()).then(painted).then(() => performance.mark("somatize:verdict-tables"));
+  await seen(judged);
+  await painted();
   performance.mark("somatize:verdict");
   const marks = Object.fromEntries(performance.getEntriesByType("mark").map((m) => [m.name, Math.round(m.startTime)]));
   up({ somatize: "drawn", marks, reads: { ...reads } });
