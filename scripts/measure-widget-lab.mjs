@@ -66,7 +66,7 @@ const median = (xs) => {
 const line = (label, r) => {
   const t = r.times;
   const f = t.frame ?? {};
-  return `${label} ${r.openMs} ms, whole view ${r.shownMs} ms (render +${Math.round(r.openMs - t.verdict)}; page ${t.page}, wasm ${t.wasm}, ready ${t.ready}, shown ${t.shown}, ` +
+  return `${label} ${r.openMs} ms, whole view ${r.shownMs} ms (render +${Math.round(r.openMs - t.verdict)}; page ${t.page}, wasm here ${t.wasmHere}, asked ${t.wasmAsked}, sent ${t.wasm}, ready ${t.ready}, shown ${t.shown}, ` +
     `verdict ${t.verdict}; frame: wasm ready ${f["somatize:wasm-ready"]}, init ${f["somatize:init"]}, verdict ${f["somatize:verdict"]}; ` +
     `${t.kernel?.trips ?? 0} round trips, ${t.kernel?.ms ?? 0} ms waited on the kernel; primed +${t.primed?.ms} ms, ${((t.primed?.bytes ?? 0) / 1048576).toFixed(2)} MiB)` +
     (process.env.MARKS ? `\n    ${Object.entries(f).sort((a, b) => a[1] - b[1]).map(([k, v]) => `${k.replace("somatize:", "")} ${v}`).join(", ")}` : "");

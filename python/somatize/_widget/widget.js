@@ -187,6 +187,7 @@ async function render({ model, el }) {
   const onFrame = ({ data, source }) => {
     if (source !== frame.contentWindow || !data || typeof data.somatize !== "string") return;
     if (data.somatize === "wasm") {
+      mark("wasmAsked");
       pageAndWasm(model, listen).wasm.then(
         (bytes) => {
           mark("wasm");
@@ -240,6 +241,7 @@ async function render({ model, el }) {
   window.addEventListener("message", onFrame);
 
   const both = pageAndWasm(model, listen); // asked first: the page, then the wasm, then the store's bytes
+  both.wasm.then(() => mark("wasmHere"), () => {});
   if (model.get("mode") !== "live") model.send({ type: "somatize.prime" });
   try {
     frame.srcdoc = await both.page;
