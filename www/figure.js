@@ -192,6 +192,8 @@ let loading = null;
  */
 export function plotly() {
   if (globalThis.Plotly) return Promise.resolve(globalThis.Plotly);
+  // The notebook widget's page loads its own plotly, off the HTML parse (src/report/widget-plotly.js).
+  if (globalThis.somatizePlotly) return (loading ??= globalThis.somatizePlotly);
   loading ??= (async () => {
     for (const name of ["plotly-csp.js", "plotly.min.js"]) {
       await new Promise((resolve, reject) => {

@@ -268,6 +268,7 @@ async function showRun(run) {
     historyOptions();
     // The verdict first, then progress, then where and when.
     await ctx.setJudge((thresholds) => judgeRun(run, thresholds));
+    await nextPaint(); // the verdict's figures painted before the rest is worked out
     await figureInto($("fig-progress"), "progress", progressOptions(run));
     await drawHistory();
     await figureInto($("fig-spent"), "spent", { run, last: lastN() });

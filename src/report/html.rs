@@ -33,6 +33,9 @@ const WIDGET_BOOT: &str = include_str!("widget-boot.js");
 const WIDGET_ENTRY: &str = include_str!("widget-entry.js");
 /// The notebook widget's first script: asks the parent for the wasm and compiles it early.
 const WIDGET_WASM: &str = include_str!("widget-wasm.js");
+/// The notebook widget's plotly loader: runs plotly's text (kept, not run, in the page) from a
+/// blob: URL, compiled off the frame's main thread.
+const WIDGET_PLOTLY_LOADER: &str = include_str!("widget-plotly.js");
 /// The widget shows the store its kernel reads: no pickers, no drop zone, no spec box; in a
 /// narrow cell the thresholds go under the verdict rather than beside it.
 const WIDGET_CSS: &str = "#drop, #open-title, header, .skip, section[aria-labelledby=\"spec-title\"] { display: none; }\nbody[data-mode=\"live\"] main > section { display: none; }\n@media (max-width: 1100px) { .verdict-layout { grid-template-columns: minmax(0, 1fr); } }\n";
@@ -190,8 +193,21 @@ impl Head {
                 }
                 HeadItem::Script { src } => {
                     let js = inline_text(&linked(assets, flavour.script(&src))?, "script")?;
-                    head.script_hashes.push(sha256_source(js.as_bytes()));
-                    head.elements.push(format!("<script>{js}</script>"));
+                    let hash = sha256_source(js.as_bytes());
+                    head.script_hashes.push(hash.clone());
+                    if flavour == Flavour::Widget && src == PLOTLY {
+                        // Kept as text and run from a blob: URL whose integrity the policy's
+                        // hash allows (widget-plotly.js).
+                        head.elements.push(format!(
+                            "<script type=\"text/plain\" id=\"somatize-plotly\" data-integrity=\"{hash}\">{js}</script>"
+                        ));
+                        head.script_hashes
+                            .push(sha256_source(WIDGET_PLOTLY_LOADER.as_bytes()));
+                        head.elements
+                            .push(format!("<script>{WIDGET_PLOTLY_LOADER}</script>"));
+                    } else {
+                        head.elements.push(format!("<script>{js}</script>"));
+                    }
                 }
                 HeadItem::Module { src } => {
                     linked(assets, &src)?;

@@ -6,7 +6,7 @@
 //         {somatize: "ask", id, asks: [{op: "list"|"stat"|"range", path, offset?, length?}]},
 //         {somatize: "shown", what}, {somatize: "drawn", marks, reads} (the verdict on screen),
 //         {somatize: "failed", message}
-//   down: {somatize: "wasm", bytes | error},
+//   down: {somatize: "wasm", gzip | bytes | error} (gzip: the wasm as the kernel sent it),
 //         {somatize: "init", mode: "store"|"live", store, run, live, title, smooth, primed: answers | null},
 //         {somatize: "answers", id, answers, error?}, {somatize: "rows", packed: Float64Array, errors}
 import { openEmbedded } from "somatize/www/app.js";
@@ -45,6 +45,9 @@ async function showStore(init) {
   // What the kernel sent unasked as the view rendered (the listing, the named run's files).
   if (Array.isArray(init.primed)) source.take(init.primed);
   performance.mark("somatize:primed");
+  // Watched from now: the verdict is drawn before the rest of the view (the progress, the other
+  // figures, the runs overlaid), which openEmbedded also waits for.
+  verdictDrawn(init.run || null);
   await openEmbedded(source, init.store, Boolean(init.live), init.run || null);
   const error = document.getElementById("error").textContent;
   if (error) throw new Error(error);
@@ -55,19 +58,37 @@ async function showStore(init) {
     select.dispatchEvent(new Event("change"));
     await statusSays(`Showing run ${init.run} `);
   }
+  performance.mark("somatize:shown");
   document.body.dataset.widget = "ready";
   up({ somatize: "shown", what: "store" });
-  verdictDrawn();
 }
 
-/** Tell the parent when the verdict is on screen, with this frame's marks (ms since its start)
- * and the reads it took: the open time of docs/notebooks.md. */
-async function verdictDrawn() {
-  const t0 = performance.now();
-  while (!(Number(document.getElementById("verdict")?.dataset.judged ?? 0) >= 1)) {
-    if (performance.now() - t0 > 120000) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
+/** Tell the parent when the verdict (of `run`, when one was named) is on screen — judged, its
+ * tables painted and its figures on screen drawn (www/store-page.js's `judged`), then painted:
+ * the first frame after that, or 50 ms when no frame comes (a frame out of the window) —, with
+ * this frame's marks (ms since its start) and the reads it took: the open time of
+ * docs/notebooks.md. The verdict's tables, painted before its figures are drawn, are marked
+ * `somatize:verdict-tables`. */
+async function verdictDrawn(run) {
+  const verdict = document.getElementById("verdict");
+  const ours = () => !run || document.getElementById("run")?.value === run;
+  const painted = () => new Promise((resolve) => {
+    requestAnimationFrame(() => resolve());
+    setTimeout(resolve, 50);
+  });
+  const seen = (test) => new Promise((resolve) => {
+    if (test()) return resolve();
+    const watch = new MutationObserver(() => {
+      if (!test()) return;
+      watch.disconnect();
+      resolve();
+    });
+    watch.observe(verdict, { childList: true, attributes: true, attributeFilter: ["data-judged"] });
+  });
+  const judged = () => Number(verdict.dataset.judged ?? 0) >= 1 && ours();
+  seen(() => verdict.childElementCount > 0 && ours()).then(painted).then(() => performance.mark("somatize:verdict-tables"));
+  await seen(judged);
+  await painted();
   performance.mark("somatize:verdict");
   const marks = Object.fromEntries(performance.getEntriesByType("mark").map((m) => [m.name, Math.round(m.startTime)]));
   up({ somatize: "drawn", marks, reads: { ...reads } });

@@ -14,15 +14,19 @@ import { SomatizeError } from "./errors.js";
 export * from "./api.js";
 export { Store };
 
-/** The wasm core's bytes, sent by the widget's module in the parent window (the kernel sends
- * them beside the page, as a binary buffer: not inside the HTML as base64). */
+/** The wasm core, sent by the widget's module in the parent window (the kernel sends it beside
+ * the page, as a gzipped binary buffer: not inside the HTML as base64): its bytes, or a Response
+ * inflating them. */
 function wasmFromParent() {
   return new Promise((resolve, reject) => {
     const onMessage = ({ data, source }) => {
       if (source !== parent || data?.somatize !== "wasm") return;
       removeEventListener("message", onMessage);
       if (data.error) reject(new Error(data.error));
-      else resolve(data.bytes);
+      else if (data.gzip) {
+        const inflated = new Blob([data.gzip]).stream().pipeThrough(new DecompressionStream("gzip"));
+        resolve(new Response(inflated, { headers: { "content-type": "application/wasm" } }));
+      } else resolve(data.bytes);
     };
     addEventListener("message", onMessage);
     parent.postMessage({ somatize: "wasm" }, "*");

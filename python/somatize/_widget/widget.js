@@ -3,7 +3,7 @@
 // It asks the kernel for the page (the store view: the page's modules and plotly inlined into one
 // gzipped HTML document) and the wasm core (gzipped bytes beside it), both shipped in the Python
 // package (no CDN, no network); shows the page in a sandboxed iframe (an opaque origin, apart from
-// the notebook), hands it the wasm, and relays between the two: the page's reads of the store go
+// the notebook), hands it the wasm (still gzipped: the iframe inflates it as it compiles), and relays between the two: the page's reads of the store go
 // to the kernel as custom messages, and the bytes come back as binary buffers, chunked (the
 // kernel sends at most a few MiB per message).
 //
@@ -34,11 +34,11 @@ const askTimeout = (model) => (Number(model.get("timeout")) > 0 ? Number(model.g
 /** What the view says when the kernel went away (the model's channel is dead). */
 const GONE = "the kernel went away (restarted or shut down): this view can no longer read the store; run the cell again";
 
-let assets = null; // {page: Promise<string>, wasm: Promise<Uint8Array>}, asked once per notebook window
+let assets = null; // {page: Promise<string>, wasm: Promise<Uint8Array> (gzipped)}, asked once per notebook window
 
-/** The page's HTML and the wasm's bytes: gzipped parts from the kernel, joined and decompressed
- * here; each Promise settles as soon as its parts are here (the iframe starts on the page while
- * the wasm comes). */
+/** The page's HTML and the wasm's gzipped bytes: gzipped parts from the kernel, joined (the page
+ * decompressed); each Promise settles as soon as its parts are here (the iframe starts on the
+ * page while the wasm comes). */
 function pageAndWasm(model, listen) {
   if (assets) return assets;
   const parts = { page: [], wasm: [] };
@@ -56,8 +56,11 @@ function pageAndWasm(model, listen) {
     const got = parts[what];
     got[msg.part] = bytesOf(buffers[0]).slice();
     if (got.filter(Boolean).length !== msg.parts || !waiting[what]) return;
-    const body = new Response(new Blob(got).stream().pipeThrough(new DecompressionStream("gzip")));
-    const value = what === "page" ? body.text() : body.arrayBuffer().then((b) => new Uint8Array(b));
+    // The page is decompressed here (the iframe's srcdoc); the wasm stays gzipped: the iframe
+    // decompresses it into WebAssembly.compileStreaming (widget-wasm.js), compiling as it inflates.
+    const value = what === "page"
+      ? new Response(new Blob(got).stream().pipeThrough(new DecompressionStream("gzip"))).text()
+      : new Blob(got).arrayBuffer().then((b) => new Uint8Array(b));
     value.catch((e) => fail(e));
     waiting[what].resolve(value);
     delete waiting[what];
@@ -184,11 +187,12 @@ async function render({ model, el }) {
   const onFrame = ({ data, source }) => {
     if (source !== frame.contentWindow || !data || typeof data.somatize !== "string") return;
     if (data.somatize === "wasm") {
+      mark("wasmAsked");
       pageAndWasm(model, listen).wasm.then(
         (bytes) => {
           mark("wasm");
           const copy = bytes.slice();
-          frame.contentWindow?.postMessage({ somatize: "wasm", bytes: copy }, "*", [copy.buffer]);
+          frame.contentWindow?.postMessage({ somatize: "wasm", gzip: copy }, "*", [copy.buffer]);
         },
         (e) => frame.contentWindow?.postMessage({ somatize: "wasm", error: e.message }, "*"),
       );
@@ -237,6 +241,7 @@ async function render({ model, el }) {
   window.addEventListener("message", onFrame);
 
   const both = pageAndWasm(model, listen); // asked first: the page, then the wasm, then the store's bytes
+  both.wasm.then(() => mark("wasmHere"), () => {});
   if (model.get("mode") !== "live") model.send({ type: "somatize.prime" });
   try {
     frame.srcdoc = await both.page;
