@@ -10,20 +10,16 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { servedBrowser, openPage, filesUnder, writeOpfs } from "./harness.mjs";
-import { cli, root } from "../node/store-fixture.mjs";
+import { cli, demoStore, root } from "../node/store-fixture.mjs";
 
 let origin, browser, close, want;
 const rel = "target/js-stores/compare-follow";
 const demo = join(root, rel, "demo");
 
 before(async () => {
-  execFileSync("cargo", ["build", "--quiet", "--bin", "somatize"], { cwd: root, stdio: "inherit" });
-  rmSync(join(root, rel), { recursive: true, force: true });
-  mkdirSync(join(root, rel), { recursive: true });
-  execFileSync(cli, ["demo", "--store", demo, "--steps", "100", "--every", "5"], { stdio: ["ignore", "ignore", "pipe"] });
+  demoStore("compare-follow");
   want = JSON.parse(execFileSync(cli, ["compare", demo, "--json"], { encoding: "utf8" }));
   ({ origin, browser, close } = await servedBrowser());
 });

@@ -7,11 +7,11 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { cpSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openStore } from "somatize";
 import { servedBrowser, openPage, shots } from "./harness.mjs";
-import { cli, root } from "../node/store-fixture.mjs";
+import { cli, demoStore, root } from "../node/store-fixture.mjs";
 
 let origin, browser, close, node, want;
 const rel = "target/js-stores/compare-page";
@@ -20,10 +20,7 @@ const unsummarised = join(root, rel, "unsummarised");
 const configured = join(root, rel, "configured");
 
 before(async () => {
-  execFileSync("cargo", ["build", "--quiet", "--bin", "somatize"], { cwd: root, stdio: "inherit" });
-  rmSync(join(root, rel), { recursive: true, force: true });
-  mkdirSync(join(root, rel), { recursive: true });
-  execFileSync(cli, ["demo", "--store", demo, "--steps", "100", "--every", "5"], { stdio: ["ignore", "ignore", "pipe"] });
+  demoStore("compare-page");
   cpSync(demo, unsummarised, { recursive: true });
   rmSync(join(unsummarised, "summaries.jsonl"));
   // A copy whose runs record a config (written as `record --config` writes it), summarised again.

@@ -19,6 +19,19 @@ function record(store, run, writer, steps) {
   );
 }
 
+/** The demo store's seven runs (`somatize demo`, 100 steps, every 5th whole) written afresh for
+ * one test file under target/js-stores/<name>/demo (`name` keeps test files apart); returns
+ * `{dir, demo}`: the folder (absolute) and the store in it. */
+export function demoStore(name) {
+  execFileSync("cargo", ["build", "--quiet", "--bin", "somatize"], { cwd: root, stdio: "inherit" });
+  const dir = join(root, "target/js-stores", name);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const demo = join(dir, "demo");
+  execFileSync(cli, ["demo", "--store", demo, "--steps", "100", "--every", "5"], { stdio: ["ignore", "ignore", "pipe"] });
+  return { dir, demo };
+}
+
 /** Write the stores of one test file: `name` keeps layers apart. Returns their paths (absolute)
  * and their paths under the repo root (for URLs). */
 export function makeStores(name) {
