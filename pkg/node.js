@@ -69,10 +69,9 @@ export function stepStats(graph, step, previous, options = {}) {
     return src;
   };
   // (Options that are not an object go to the core as they are, which refuses them.)
-  const names = options === null || typeof options !== "object" ? options : { ...options };
-  if (names === options) {
-    // not an object: nothing to add
-  } else {
+  let names = options;
+  if (options !== null && typeof options === "object") {
+    names = { ...options };
     if (typeof step === "string") names.name ??= step;
     if (typeof previous === "string") names.previousName ??= previous;
   }

@@ -2,11 +2,11 @@
 // module in the parent window (python/somatize/_widget/widget.js) what to show.
 //
 // Messages with the parent (postMessage; only the parent's are heard):
-//   up:   {somatize: "wasm"} (asked by the entry, pkg/report.js), {somatize: "ready"},
+//   up:   {somatize: "wasm"} (asked by the page's first script, widget-wasm.js), {somatize: "ready"},
 //         {somatize: "ask", id, asks: [{op: "list"|"stat"|"range", path, offset?, length?}]},
 //         {somatize: "shown", what}, {somatize: "drawn", marks, reads} (the verdict on screen),
 //         {somatize: "failed", message}
-//   down: {somatize: "wasm", gzip | bytes | error} (gzip: the wasm as the kernel sent it),
+//   down: {somatize: "wasm", gzip | error} (gzip: the wasm as the kernel sent it),
 //         {somatize: "init", mode: "store"|"live", store, run, live, title, smooth, primed: answers | null},
 //         {somatize: "answers", id, answers, error?}, {somatize: "rows", packed: Float64Array, errors}
 import { openEmbedded } from "somatize/www/app.js";

@@ -14,28 +14,12 @@ import { SomatizeError } from "./errors.js";
 export * from "./api.js";
 export { Store };
 
-/** The wasm core, sent by the widget's module in the parent window (the kernel sends it beside
- * the page, as a gzipped binary buffer: not inside the HTML as base64): its bytes, or a Response
- * inflating them. */
-function wasmFromParent() {
-  return new Promise((resolve, reject) => {
-    const onMessage = ({ data, source }) => {
-      if (source !== parent || data?.somatize !== "wasm") return;
-      removeEventListener("message", onMessage);
-      if (data.error) reject(new Error(data.error));
-      else if (data.gzip) {
-        const inflated = new Blob([data.gzip]).stream().pipeThrough(new DecompressionStream("gzip"));
-        resolve(new Response(inflated, { headers: { "content-type": "application/wasm" } }));
-      } else resolve(data.bytes);
-    };
-    addEventListener("message", onMessage);
-    parent.postMessage({ somatize: "wasm" }, "*");
-  });
-}
-
 performance.mark("somatize:wasm-asked");
-// Asked and compiled early by the page's first script (widget-wasm.js), else asked here.
-const wasm = await init({ module_or_path: await (globalThis.somatizeWasm ?? wasmFromParent()) });
+// The wasm core is asked of the widget's module in the parent window (the kernel sends it beside
+// the page, gzipped: not inside the HTML as base64) and compiled as it comes by the page's first
+// script (widget-wasm.js, which every widget page begins with).
+if (!globalThis.somatizeWasm) throw new Error("the widget's page has no wasm loader (widget-wasm.js)");
+const wasm = await init({ module_or_path: await globalThis.somatizeWasm });
 useErrorClass(SomatizeError); // errors with a code are SomatizeErrors, as from the package
 performance.mark("somatize:wasm-ready");
 

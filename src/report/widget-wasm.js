@@ -8,10 +8,10 @@ window.somatizeWasm = new Promise((resolve, reject) => {
     if (source !== parent || !data || data.somatize !== "wasm") return;
     removeEventListener("message", take);
     if (data.error) reject(new Error(data.error));
-    else if (data.gzip) {
+    else {
       const inflated = new Blob([data.gzip]).stream().pipeThrough(new DecompressionStream("gzip"));
       resolve(WebAssembly.compileStreaming(new Response(inflated, { headers: { "content-type": "application/wasm" } })));
-    } else resolve(WebAssembly.compile(data.bytes));
+    }
   });
   parent.postMessage({ somatize: "wasm" }, "*");
 });
