@@ -20,6 +20,7 @@ export {
   tensorStats,
   tensorKeys,
   stepStats,
+  summaryStats,
   thresholdsAsDict,
   Live,
 } from "./core.js";

@@ -31,6 +31,7 @@ export const {
   specId,
   statsOf,
   stepStats,
+  summaryStats,
   tensorKeys,
   tensorStats,
   thresholdsAsDict,

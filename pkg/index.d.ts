@@ -169,6 +169,17 @@ export function stepStats(
   previous?: StepFile | null,
   options?: { name?: string; previousName?: string },
 ): Record<string, Record<string, number>>;
+
+/** A step's summary (what `somatize.torch.watch` sends: the sufficient statistics measured on
+ * the device, docs/recording.md "Summaries") turned into `{node: {metric: value}}` as the
+ * companion derives it, the same code as for whole tensors. `summary`: the frame's `summary`
+ * structure (JSON text or an object); `values`: its numbers. Throws a SomatizeError:
+ * BAD_GRAPH, BAD_SUMMARY, BAD_OPTION. */
+export function summaryStats(
+  graph: string | Uint8Array | DumpGraph | null | undefined,
+  summary: string | object,
+  values: Float64Array,
+): Record<string, Record<string, number>>;
 /** How many worker threads (in Node; none in the browser) help observeTensors with a long float32 tensor (2^23
  * values or more): none by default (SOMATIZE_HELPERS, a number or `auto`, sets the starting
  * count in Node); one per core besides the calling thread, at most 7, is the most that pays; 0
@@ -555,7 +566,8 @@ export type ErrorCode =
   | "REFUSED"
   | "WRITER_BUSY"
   | "BAD_TENSOR_FILE"
-  | "BAD_STEP";
+  | "BAD_STEP"
+  | "BAD_SUMMARY";
 
 /** An error a program can branch on: `code` says what went wrong; `file` (a path in the store),
  * `run` and `forward` say what it concerns, when known. Thrown (or rejected with) by the store

@@ -73,6 +73,8 @@ mod store_packs;
 mod store_record;
 #[path = "store_roundtrip.rs"]
 mod store_roundtrip;
+#[path = "summary_wire.rs"]
+mod summary_wire;
 #[path = "temporal.rs"]
 mod temporal;
 #[path = "tensor_dtypes.rs"]

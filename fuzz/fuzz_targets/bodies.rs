@@ -4,7 +4,7 @@
 //! what the fuzzer looks for.
 #![allow(dead_code)]
 
-use somatize::health::record::Graph;
+use somatize::health::record::{summary_stats, Graph};
 use somatize::record::frame::read_frame;
 use somatize::store::index::{view, view_at, IndexLine};
 use somatize::store::{self, Store, ZipFs};
@@ -135,6 +135,17 @@ pub fn frame(data: &[u8]) {
             Ok(Some(frame)) => {
                 let _ = frame.is_hello();
                 let _ = frame.record(forward, true);
+                // A summary's structure over its numbers, then the metrics derived from it over
+                // the nodes it names (a tanh-like kind, so saturation is read too).
+                if let Some(Ok(summary)) = frame.summary() {
+                    let nodes: Vec<(String, &str)> = summary
+                        .outputs
+                        .keys()
+                        .chain(summary.spectra.keys())
+                        .map(|n| (n.clone(), "Tanh"))
+                        .collect();
+                    let _ = summary_stats(&Graph::of(nodes), &summary);
+                }
             }
             Ok(None) | Err(_) => break,
         }

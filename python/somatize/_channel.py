@@ -101,11 +101,15 @@ class Channel:
         return step % self.every == 0
 
     def forward(self, step, loss=None, tensors=None, facts=None, stats=None,
-                took_us=None, broke=False, error=None, keep_all=False, where=None):
+                took_us=None, broke=False, error=None, keep_all=False, where=None,
+                summary=None):
         """Send one forward: its number, loss, facts (dicts with node, kind, began_us, took_us,
         where, read_back, error, and anything else), per-node statistics (node -> metric ->
         number) and tensors (key -> array; kept only on steps that ``keeps_tensors``, or always
-        with ``keep_all``). ``where``: where the loss was computed (default: not said)."""
+        with ``keep_all``). ``where``: where the loss was computed (default: not said).
+        ``summary``: ``(structure, numbers)``, the step's summary (src/health/summary.rs
+        ``WireSummary`` and its float64 numbers), from which the companion derives the node
+        metrics (docs/recording.md, "Summaries"); never stored."""
         if not self.enabled:
             return
         facts = [dict(f) for f in (facts or [])]
@@ -124,13 +128,19 @@ class Channel:
             header["error"] = str(error)
         if stats:
             header["stats"] = {n: {m: _json_number(v) for m, v in row.items()} for n, row in stats.items()}
-        arrays = []
+        arrays, specs = [], []
+        if summary is not None:
+            structure, numbers = summary
+            numbers = np.ascontiguousarray(numbers, dtype="<f8")
+            header["summary"] = structure
+            specs.append({"key": "summary", "dtype": "float64", "shape": [int(numbers.size)]})
+            arrays.append(numbers)
         if tensors and (keep_all or self.keeps_tensors(step)):
-            specs = []
             for key, value in tensors.items():
                 arr = _as_array(value)
                 specs.append({"key": key, "dtype": arr.dtype.name, "shape": list(arr.shape)})
                 arrays.append(arr)
+        if specs:
             header["tensors"] = specs
         self._send(header, arrays)
 

@@ -232,7 +232,7 @@ def _abs_summaries(t, zeros=False, squares=False, copy_to=None, columns=False):
     that are not zero and with ``squares`` Σt², as 0-d float32 tensors (the count float64),
     then with ``columns`` Σ|t| of each column of ``t`` as a matrix of its first axis's rows
     (float64; what the per-unit mean |w| of a weight reading a layer is taken from,
-    ``_outgoing_mean_abs``).
+    ``_columns``).
 
     On the CPU |t| goes into the scratch buffer a block at a time (``_ABS_BLOCK``, whole rows
     with ``columns``), and the sum, the max, the count (a sum of signs), the sum of squares
@@ -292,8 +292,8 @@ def _abs_summaries(t, zeros=False, squares=False, copy_to=None, columns=False):
     return out
 
 
-def _diff_norm(before, after):
-    """‖before − after‖₂ as a 0-d float32 tensor, the difference never written whole: on the
+def _diff_sq(before, after):
+    """‖before − after‖₂² as a 0-d float64 tensor, the difference never written whole: on the
     CPU a block at a time into the scratch buffer (``_ABS_BLOCK``), squared in place and
     summed while it is in the cache, the blocks' sums added in float64. (Not a dot product
     nor the multi-tensor norm: an update is often of one magnitude everywhere, Adam's first
@@ -307,9 +307,9 @@ def _diff_norm(before, after):
             d = torch.sub(a[start:start + _ABS_BLOCK], b[start:start + _ABS_BLOCK],
                           out=block[:min(_ABS_BLOCK, a.numel() - start)])
             sqs.append(d.mul_(d).sum())
-        return torch.stack(sqs).sum(dtype=torch.float64).sqrt().to(torch.float32)
+        return torch.stack(sqs).sum(dtype=torch.float64)
     d = (before - after).to(torch.float64)
-    return d.mul_(d).sum().sqrt().to(torch.float32)
+    return d.mul_(d).sum()
 
 
 def _units_matrix(x, axis):
@@ -328,18 +328,12 @@ def _units_matrix(x, axis):
     return x.movedim(axis, -1).reshape(-1, x.shape[axis])
 
 
-def _zeros_row(units):
-    row = _SCRATCH.get(("zeros", units))
-    if row is None:
-        row = _SCRATCH[("zeros", units)] = torch.zeros(1, units)
-    return row
-
-
 def _summarise_output(x2, scale):
-    """The per-unit summaries of one output as a (positions × units) matrix, on its device: on
-    the CPU's fast path its raw sums (``{"raw", "rows"}``, see ``_moments``), else a dict of
-    per-unit moments and counts (``_merge``'s form)."""
-    dims = [0]
+    """The per-unit summary of one output as a (positions × units) matrix, on its device, in a
+    form the wire carries (src/health/summary.rs ``WireOutput``): ``{"body": (fields × units)
+    tensor, "form", "counts": a [nan, nonfinite] tensor or None, "units", "rows"}``. On the
+    CPU's fast path, float32 sums by matrix products (form ``signs``); elsewhere, or with a
+    non-finite value, float64 sums over the finite values (form ``counts``)."""
     rows, units = x2.shape
     if _cpu_fast(x2) and rows > 0:
         # On the CPU a sync is free: sums around each unit's first value (as measure.rs
@@ -354,239 +348,54 @@ def _summarise_output(x2, scale):
         ss = ones @ buf.mul_(buf)
         if bool(torch.isfinite(ss).all()) and rows < (1 << 24):
             sabs = ones @ torch.abs(x2, out=buf)
-            # Σ sign = positives − negatives and Σ |sign| = positives + negatives.
+            # Σ sign = positives − negatives and Σ |sign| = positives + negatives: the wire's
+            # ``signs`` form, which Rust turns into positives and zeros.
             signs = ones @ torch.sign(x2, out=buf)
             nonzero = ones @ buf.abs_()
+            body = [x2[0:1], s, ss, sabs, signs, nonzero]
             if scale is not None:
                 # |y| > SATURATED_OUTPUT, y = x (tanh) or 2x - 1 (sigmoid), as a sum of signs.
                 if scale == "tanh":
                     torch.abs(x2, out=buf)
                 else:
                     torch.mul(x2, 2, out=buf).sub_(1).abs_()
-                sat = ones @ buf.sub_(SATURATED_OUTPUT).sign_().clamp_(min=0)
-            else:
-                sat = _zeros_row(units)
-            # The sums as they are; _moments turns every output's into moments at once.
-            return {"raw": torch.cat([x2[0:1], s, ss, sabs, signs, nonzero, sat]), "rows": rows}
-    # Elsewhere, or with a non-finite value: masks, finite values only.
+                body.append(ones @ buf.sub_(SATURATED_OUTPUT).sign_().clamp_(min=0))
+            return {"body": torch.cat(body), "form": "signs", "counts": None, "units": units,
+                    "rows": rows, "saturated": scale is not None}
+    # Elsewhere, or with a non-finite value: masks, finite values only, in float64; each
+    # unit's sums taken around its mean (so the sum around it is 0).
+    x2 = x2.to(torch.float64)
     finite = torch.isfinite(x2)
-    xz = torch.where(finite, x2, torch.zeros((), dtype=x2.dtype, device=x2.device))
-    n = finite.sum(dim=dims).to(torch.float32)
-    mean = xz.sum(dim=dims) / n.clamp(min=1)
-    keep = [1 if d in dims else s for d, s in enumerate(x2.shape)]
-    d = torch.where(finite, x2 - mean.reshape(keep), torch.zeros((), dtype=x2.dtype,
-                                                                device=x2.device))
-    var = (d * d).sum(dim=dims) / n.clamp(min=1)
-    out = {
-        "n": n.to(torch.float64),
-        "mean": mean.to(torch.float64),
-        "m2": var.to(torch.float64) * n.to(torch.float64),
-        "sabs": xz.abs().sum(dim=dims, dtype=torch.float64),
-        "pos": (xz > 0).sum(dim=dims).to(torch.float64),
-        "zeros": (x2 == 0).sum().to(torch.float64),
-        "nan": torch.isnan(x2).sum().to(torch.float64),
-        "total": x2.numel(),
-    }
+    zero = torch.zeros((), dtype=x2.dtype, device=x2.device)
+    xz = torch.where(finite, x2, zero)
+    n = finite.sum(dim=0).to(torch.float64)
+    mean = xz.sum(dim=0) / n.clamp(min=1)
+    d = torch.where(finite, x2 - mean, zero)
+    body = [n, mean, torch.zeros_like(mean), (d * d).sum(dim=0), xz.abs().sum(dim=0),
+            (xz > 0).sum(dim=0).to(torch.float64), (x2 == 0).sum(dim=0).to(torch.float64)]
     if scale is not None:
         y = xz if scale == "tanh" else xz * 2 - 1
-        over = (y.abs() > SATURATED_OUTPUT) & finite
-        out["sat"] = torch.count_nonzero(over, dim=0).to(torch.float64)
-    return out
+        body.append(((y.abs() > SATURATED_OUTPUT) & finite).sum(dim=0).to(torch.float64))
+    counts = torch.stack([torch.isnan(x2).sum(), (~finite).sum()]).to(torch.float64)
+    return {"body": torch.stack(body), "form": "counts", "counts": counts, "units": units,
+            "rows": rows, "saturated": scale is not None}
 
 
-def _merge(u, s):
-    """Merge one call's summaries ``s`` into the running ``u`` (a dict, or None)."""
-    if u is None:
-        return dict(s)
-    if u["mean"].shape != s["mean"].shape:
-        raise WatchError("a module's output changed its unit count between calls of one step")
-    n = u["n"] + s["n"]
-    delta = s["mean"] - u["mean"]
-    w = torch.where(n > 0, s["n"] / n.clamp(min=1), torch.zeros_like(n))
-    mean = u["mean"] + delta * w
-    m2 = u["m2"] + s["m2"] + delta * delta * u["n"] * s["n"] / n.clamp(min=1)
-    out = {"n": n, "mean": mean, "m2": m2}
-    for k in ("sabs", "pos", "zeros", "nan"):
-        out[k] = u[k] + s[k]
-    out["total"] = u["total"] + s["total"]
-    if "sat" in u:
-        out["sat"] = u["sat"] + s["sat"]
-    return out
+def _columns(cols, shape):
+    """A weight's |w| column sums (``_abs_summaries``'s ``columns``: one per entry of a row)
+    per index of its axis 1, as the wire's ``columns`` has them."""
+    inner = math.prod(shape[2:])
+    return cols.view(shape[1], inner).sum(1) if inner != 1 else cols
 
 
-def _moments(raws):
-    """The fast path's raw sums of several outputs (``_summarise_output``) as per-unit moments,
-    in one set of float64 operations over all of them: a dict of their units' ``n``, ``mean``,
-    ``m2``, ``sabs``, ``pos`` and ``sat`` end to end, and each output's ``zeros``."""
-    lengths = [r["raw"].shape[1] for r in raws]
-    x0, s, ss, sabs, signs, nonzero, sat = torch.cat([r["raw"] for r in raws], dim=1).to(
-        torch.float64).unbind(0)
-    dev = x0.device
-    n = torch.repeat_interleave(torch.tensor([float(r["rows"]) for r in raws],
-                                             dtype=torch.float64, device=dev),
-                                torch.tensor(lengths, device=dev))
-    # Sums around each unit's first value (as measure.rs shifts).
-    shifted = s / n
-    counts = torch.tensor([float(r["rows"] * u) for r, u in zip(raws, lengths)],
-                          dtype=torch.float64, device=dev)
-    return {"n": n, "mean": x0 + shifted, "m2": (ss / n - shifted * shifted).clamp(min=0) * n,
-            "sabs": sabs, "pos": (signs + nonzero) * 0.5, "sat": sat}, \
-        counts - _segment_sums(nonzero[:, None], lengths)[:, 0]
-
-
-def _call_moments(summary, scale):
-    """One output's summaries (``_summarise_output``) in ``_merge``'s form."""
-    if "raw" not in summary:
-        return summary
-    m, zeros = _moments([summary])
-    if scale is None:
-        del m["sat"]
-    return dict(m, zeros=zeros[0], nan=torch.zeros_like(zeros[0]),
-                total=summary["rows"] * summary["raw"].shape[1])
-
-
-def _segment_sums(columns, lengths):
-    """Sums of consecutive runs of ``lengths`` rows of ``columns`` (one per output), in one call."""
-    return torch.segment_reduce(columns, "sum",
-                                lengths=torch.tensor(lengths, device=columns.device), axis=0)
-
-
-# The activation scalars, in the order they are stacked for the host copy.
-_ACT_FIELDS = ("live", "finite", "sum", "zeros", "total", "nan", "act_var", "act_mean_sq",
-               "units", "dead_units", "dormant_units", "sat_entries", "saturated_units",
-               "ignored_units", "has_ignored")
-_PER_UNIT = ("n", "mean", "m2", "sabs", "pos", "sat")
-
-
-def _finish_all(outputs):
-    """Every measured node's activation scalars (``_ACT_FIELDS``), from its merged per-unit
-    summaries, as one (nodes × fields) float64 tensor on the device, in the order given: the
-    per-unit arithmetic of measure.rs over all nodes' units end to end, and per-node sums of
-    them by segment (a few dozen operations a step, not a few dozen per node).
-
-    ``outputs``: a list of (summaries, lengths or None, outgoing or None, scaled): summaries
-    either one node's ``_merge`` dict or ``_moments``'s of several nodes (``lengths``: their
-    unit counts, with ``zeros`` a tensor of theirs)."""
-    dev = None
-    pieces = {k: [] for k in _PER_UNIT}
-    lengths, zeros, nan, total, outgoing, has_out, scaled = [], [], [], [], [], [], []
-    for u, lens, out_w, scale in outputs:
-        dev = u["mean"].device
-        units = lens if lens is not None else [u["mean"].numel()]
-        for k in _PER_UNIT:
-            pieces[k].append(u[k] if k in u else torch.zeros(sum(units), dtype=torch.float64,
-                                                             device=dev))
-        lengths += units
-        zeros.append(u["zeros"].reshape(-1))
-        nan.append(u["nan"].reshape(-1) if "nan" in u
-                   else torch.zeros(len(units), dtype=torch.float64, device=dev))
-        total += u["total"] if isinstance(u["total"], list) else [u["total"]]
-        for i, w in enumerate(out_w if isinstance(out_w, list) else [out_w]):
-            outgoing.append(w if w is not None else torch.zeros(units[i], dtype=torch.float64,
-                                                                device=dev))
-            has_out.append(1.0 if w is not None else 0.0)
-        scaled += scale if isinstance(scale, list) else [scale]
-    f = {k: torch.cat(v) for k, v in pieces.items()}
-    nodes = len(lengths)
-    unit_counts = torch.tensor(lengths, device=dev)
-    n_raw = f["n"]
-    live = n_raw > 0
-    n = n_raw.clamp(min=1)
-    zero = torch.zeros((), dtype=torch.float64, device=dev)
-    var = (f["m2"] / n).clamp(min=0)
-    mean = f["mean"]
-    mean_abs = f["sabs"] / n
-    livef = live.to(torch.float64)
-
-    def spread(per_node):  # a value per node, repeated over its units
-        return torch.repeat_interleave(per_node, unit_counts)
-
-    first = _segment_sums(torch.stack([
-        livef, n_raw, mean * n_raw, torch.where(live, var, zero),
-        torch.where(live, mean * mean, zero), (live & (f["pos"] / n < DEAD_ACTIVITY)).to(
-            torch.float64), torch.where(live, mean_abs, zero), f["sat"],
-        (live & (f["sat"] / n > SATURATED_UNIT_SHARE)).to(torch.float64)], dim=1), lengths)
-    nlive, finite, total_sum, var_sum, msq_sum, dead, abs_sum, sat_entries, saturated = \
-        first.unbind(1)
-    denom = nlive.clamp(min=1)
-    layer = spread(abs_sum / denom)
-    dormant = live & ((layer == 0) | (mean_abs / torch.where(layer == 0, 1.0, layer)
-                                      <= DORMANT_SCORE))
-    utility = torch.cat(outgoing) * mean_abs
-    second = _segment_sums(torch.stack([dormant.to(torch.float64),
-                                        torch.where(live, utility, zero)], dim=1), lengths)
-    dormant_units, utility_sum = second.unbind(1)
-    ignored = live & ~dormant & (utility <= IGNORED_UTILITY * spread(utility_sum / denom))
-    ignored_units = _segment_sums(ignored.to(torch.float64)[:, None], lengths)[:, 0]
-    has_ignored = torch.tensor(has_out, dtype=torch.float64, device=dev)
-    scale = torch.tensor([1.0 if x is not None else 0.0 for x in scaled], dtype=torch.float64,
-                         device=dev)
-    fields = {
-        "live": nlive, "finite": finite, "sum": total_sum, "zeros": torch.cat(zeros),
-        "total": torch.tensor([float(t) for t in total], dtype=torch.float64, device=dev),
-        "nan": torch.cat(nan), "act_var": var_sum / denom, "act_mean_sq": msq_sum / denom,
-        "units": unit_counts.to(torch.float64), "dead_units": dead,
-        "dormant_units": dormant_units, "sat_entries": sat_entries * scale,
-        "saturated_units": saturated * scale, "ignored_units": ignored_units * has_ignored,
-        "has_ignored": has_ignored,
-    }
-    assert all(v.shape == (nodes,) for v in fields.values())
-    return torch.stack([fields[k] for k in _ACT_FIELDS], dim=1)
-
-
-def _outgoing_from_columns(columns, shape, units):
-    """``_outgoing_mean_abs`` from a weight's |w| column sums (``_abs_summaries``'s
-    ``columns``), or None when there are none, they are not finite (the weight's non-finite
-    entries are left out one by one there) or the weight does not read ``units`` units."""
-    if columns is None or units == 0 or len(shape) < 2 or shape[1] == 0 or \
-            shape[1] % units or not bool(torch.isfinite(columns).all()):
-        return None
-    group, inner = shape[1] // units, math.prod(shape[2:])
-    return columns.view(units, group * inner).sum(1) / (shape[0] * group * inner)
-
-
-def _outgoing_mean_abs(w, units):
-    """measure.rs ``outgoing_mean_abs``: mean |w| of the weights reading each unit, or None."""
-    w = w.detach()
-    shape = tuple(w.shape)
-    if units == 0:
-        return None
-    if len(shape) == 1 and shape[0] == units:
-        cols, inner = units, 1
-    elif len(shape) >= 2 and shape[1] > 0 and shape[1] % units == 0:
-        cols, inner = shape[1], math.prod(shape[2:])
-    else:
-        return None
-    group = cols // units
-    if _cpu_fast(w) and w.numel():
-        # Fast path (see _summarise_output): |w| through the scratch buffer, summed per unit;
-        # finite sums mean every weight was finite, so each unit's count is its share.
-        if len(shape) == 1:
-            _, buf = _scratch(1, shape)
-            s = torch.abs(w, out=buf).to(torch.float64)
-        else:
-            # Rows a cache-sized block at a time (a large weight's |w| is never written whole).
-            rows = w.reshape(shape[0], units, group * inner)
-            step = max(1, _ABS_BLOCK // (units * group * inner))
-            _, block = _scratch(1, (min(step, shape[0]), units, group * inner))
-            s = torch.zeros(units, dtype=torch.float64)
-            for start in range(0, shape[0], step):
-                part = rows[start:start + step]
-                a = torch.abs(part, out=block[:part.shape[0]])
-                s += a.sum(dim=(0, 2))
-        if bool(torch.isfinite(s).all()):
-            per_unit = 1 if len(shape) == 1 else shape[0] * group * inner
-            return s / per_unit
-    a = w.to(torch.float64).abs()
+def _masked_columns(w):
+    """measure.rs ``summarise_columns`` for a weight with a non-finite entry: Σ|w| and the
+    count of finite entries per index of axis 1, finite entries only (float64)."""
+    a = w.detach().to(torch.float64).abs()
     finite = torch.isfinite(a)
     a = torch.where(finite, a, torch.zeros((), dtype=a.dtype, device=a.device))
-    if len(shape) == 1:
-        s, c = a, finite.to(torch.float64)
-    else:
-        a = a.reshape(shape[0], units, group * inner)
-        s = a.sum(dim=(0, 2))
-        c = finite.reshape(shape[0], units, group * inner).sum(dim=(0, 2)).to(torch.float64)
-    return torch.where(c > 0, s / c.clamp(min=1), torch.zeros_like(s))
+    dims = [0] + list(range(2, a.dim()))
+    return a.sum(dim=dims), finite.sum(dim=dims).to(torch.float64)
 
 
 def _as_matrix(shape):
@@ -615,11 +424,10 @@ def _spectrum_sample(m):
 
 
 def _spectra(samples):
-    """The rank summaries of each sample, by one batched decomposition on the device: a row
-    [finite, positive, erank, srank, stable rank] per sample (linalg.rs's ``effective_rank_of``,
-    ``srank_of`` with SRANK_DELTA, ``stable_rank_of`` of its min(rows, cols) singular values).
-    As rank.rs: a sample with a non-finite entry has no singular values (finite 0), an
-    all-zero one has them but no ranks (positive 0).
+    """The singular values of each sample, by one batched decomposition on the device: a
+    (samples × SPECTRUM_MAX_ROWS) float64 tensor, each row's first min(rows, cols) its sample's
+    singular values, largest first (the rest zero), or NaN throughout for a sample with a
+    non-finite entry (it has none, as rank.rs; the wire's spectra say so).
 
     Each sample sits in a zero-padded ROWS x COLS matrix M; the squared singular values are
     the eigenvalues of the ROWS x ROWS Gram matrix M Mᵀ (a symmetric eigenproblem of 64 x 64 is
@@ -627,49 +435,37 @@ def _spectra(samples):
     the sample does not span reads about 1e-8 of the largest instead of 1e-16, which moves the
     effective rank by at most a few parts in a million: 2.5e-6 for an exactly rank-1 float64
     matrix, about 1e-6 for a float32 tensor's, in tests/python/test_spectra.py; srank and the
-    stable rank come out the same). Only the first
-    min(rows, cols) values of a sample are its own; the rest are the padding's zeros."""
+    stable rank come out the same)."""
     dev = samples[0].device
     b = len(samples)
     batch = torch.zeros(b, SPECTRUM_MAX_ROWS, SPECTRUM_MAX_COLS, dtype=torch.float64, device=dev)
     for i, m in enumerate(samples):
         batch[i, :m.shape[0], :m.shape[1]] = m
-    # Ranks do not depend on scale: each sample divided by its largest |entry| first, so its
-    # Gram matrix neither overflows nor underflows. That largest |entry| is NaN or infinite
-    # just when an entry is: such a sample's Gram matrix is zeroed and it is marked.
+    # Each sample divided by its largest |entry| first, so its Gram matrix neither overflows
+    # nor underflows (and multiplied back after). That largest |entry| is NaN or infinite
+    # just when an entry is: such a sample's Gram matrix is zeroed and its row made NaN.
     top = torch.linalg.vector_norm(batch, float("inf"), dim=(1, 2))
     finite = torch.isfinite(top)
-    batch.div_(torch.where(top > 0, top, torch.ones_like(top))[:, None, None])
+    scale = torch.where(finite & (top > 0), top, torch.ones_like(top))
+    batch.div_(scale[:, None, None])
     gram = batch @ batch.transpose(1, 2)
     gram = torch.where(finite[:, None, None], gram, torch.zeros((), dtype=gram.dtype,
                                                                 device=dev))
     # Ascending eigenvalues, largest first, as singular values (rounding below zero is zero).
-    sv = torch.linalg.eigvalsh(gram).flip(1).clamp(min=0).sqrt()
+    sv = torch.linalg.eigvalsh(gram).flip(1).clamp(min=0).sqrt() * scale[:, None]
     k = torch.tensor([min(m.shape) for m in samples], device=dev)
     own = torch.arange(SPECTRUM_MAX_ROWS, device=dev)[None, :] < k[:, None]
     sv = torch.where(own, sv, torch.zeros((), dtype=sv.dtype, device=dev))
-    total = sv.sum(1)
-    positive = finite & (total > 0) & torch.isfinite(total)
-    safe = torch.where(positive, total, torch.ones((), dtype=total.dtype, device=dev))
-    p = sv / safe[:, None]
-    logp = torch.log(torch.where(p > 0, p, torch.ones((), dtype=p.dtype, device=dev)))
-    erank = torch.exp(-(p * logp).sum(1))
-    # srank: the least k with the running share >= 1 - delta (the shares below it are a
-    # prefix), at most the sample's count.
-    below = (sv.cumsum(1) / safe[:, None] < 1 - SRANK_DELTA) & own
-    srank = torch.minimum(below.sum(1) + 1, k).to(torch.float64)
-    top = sv[:, 0]
-    stable = (sv * sv).sum(1) / torch.where(top > 0, top * top, torch.ones_like(top))
-    return torch.stack([finite.to(torch.float64), positive.to(torch.float64), erank, srank,
-                        stable], dim=1)
+    return torch.where(finite[:, None], sv, torch.full((), math.nan, dtype=sv.dtype,
+                                                           device=dev))
 
 
 def _cka(x, y):
-    """cka.rs ``linear_cka`` on the device: [1, cka] of two outputs of the same inputs (samples
-    on axis 0, the rest flattened; columns centred; the debiased estimator), or [0, 0] where
-    Rust has none: samples differ or are under 4, an intermediate over CKA_MAX_ENTRIES, a
-    non-finite value, a constant group."""
-    none = torch.zeros(2, dtype=torch.float64, device=x.device)
+    """cka.rs ``cka_sums`` on the device: the debiased HSIC estimates [xy, xx, yy] of two
+    outputs of the same inputs (samples on axis 0, the rest flattened; columns centred), whose
+    CKA Rust takes as xy / √(xx · yy); NaN where Rust has none: samples differ or are under 4,
+    an intermediate over CKA_MAX_ENTRIES, a non-finite value."""
+    none = torch.full((3,), math.nan, dtype=torch.float64, device=x.device)
     n = x.shape[0] if x.dim() else 1
     if (y.shape[0] if y.dim() else 1) != n or n < 4:
         return none
@@ -690,34 +486,9 @@ def _cka(x, y):
     def debiased(kl, dk, dl):
         return kl - n / (n - 2) * (dk * dl).sum() + dk.sum() * dl.sum() / ((n - 1) * (n - 2))
 
-    xy, xx, yy = debiased(xy, dx, dy), debiased(xx, dx, dx), debiased(yy, dy, dy)
-    cka = xy / (xx.sqrt() * yy.sqrt())
-    ok = (xx > 0) & (yy > 0) & torch.isfinite(cka) & torch.isfinite(xs).all() \
-        & torch.isfinite(ys).all()
-    return torch.where(ok, torch.stack([torch.ones_like(cka), cka]), none)
-
-
-def _rank_metrics(of, positive, erank, srank, stable, bound=None, samples=None):
-    """rank.rs ``rank_of`` from a sample's rank summaries (``_spectra``): for the update and the
-    gradient of a weight whose sample is ``bound`` = min(rows, cols) of it, with ``samples``
-    (the positions per unit of the node's output) when known, ``rank_dims`` =
-    min(rows, cols, samples), ``rank_samples`` and the erank's fraction of that bound."""
-    names = {"update": ("update_erank", "update_srank"), "grad": ("grad_erank", "grad_srank"),
-             "feature": ("feature_erank", "feature_srank")}[of]
-    out = {}
-    if positive == 1.0:
-        if math.isfinite(erank):
-            out[names[0]] = erank
-        out[names[1]] = srank
-        if of == "update" and math.isfinite(stable):
-            out["update_stable_rank"] = stable
-    if of != "feature" and samples:
-        dims = float(min(bound, samples))
-        out["rank_dims"] = dims
-        out["rank_samples"] = float(samples)
-        if names[0] in out:
-            out[f"{of}_erank_fraction"] = out[names[0]] / dims
-    return out
+    sums = torch.stack([debiased(xy, dx, dy), debiased(xx, dx, dx), debiased(yy, dy, dy)])
+    ok = torch.isfinite(xs).all() & torch.isfinite(ys).all()
+    return torch.where(ok, sums, none)
 
 
 class _Node:
@@ -806,6 +577,7 @@ class Watch:
         self._columns = {}  # id(weight): its |w| column sums this full step (_abs_summaries)
         self._pending_sv = {}
         self._start = None
+        self.last_summary = None  # the last step's summary as sent: (structure, numbers)
         self._build_nodes()
         self._apart = []
         for pair in apart or ():
@@ -864,6 +636,15 @@ class Watch:
         # output layer) is measured, copied and differenced once a step, and reported on each.
         self._param_list = list({id(t): t for n in self._nodes for _, t in n.params}.values())
         self._node_index = {n.name: n for n in self._nodes}
+        # Each parameter's keys as a dump names it (`param.<node>.<leaf>`; a shared weight
+        # under each of its nodes), its shape and its count of entries.
+        keys = {}
+        for n in self._nodes:
+            for key, t in n.params:
+                keys.setdefault(id(t), []).append("param." + key)
+        self._param_keys = [keys[id(t)] for t in self._param_list]
+        self._param_shapes = [list(t.shape) for t in self._param_list]
+        self._param_sizes = [t.numel() for t in self._param_list]
         # Each parameter's place in _param_list (computed once: the steps read it).
         self._param_index = index = {id(t): i for i, t in enumerate(self._param_list)}
         # The weights that read a layer's units (each node's next_weight), by place.
@@ -1004,9 +785,18 @@ class Watch:
                       else None)
             seen = self._summaries[key] = (weakref.ref(x), _summarise_output(x2, node.scale),
                                            sample, positions)
-        _, s, node.feature, positions = seen
+        _, s, feature, positions = seen
+        calls = self._units.setdefault(node.name, [])
+        if calls and calls[0]["units"] != s["units"]:
+            if node.name not in self._misread:
+                self._misread.add(node.name)
+                warnings.warn(f"somatize: node {node.name}: its output changed its unit count "
+                              "between calls of one step; only its first calls' are reported",
+                              RuntimeWarning, stacklevel=3)
+            return
+        node.feature = feature
         node.samples += positions
-        self._units.setdefault(node.name, []).append(s)
+        calls.append(s)
 
     def _settle_outputs(self):
         """At the step's end every output is known: each node's rule as unit_rules has it.
@@ -1041,9 +831,10 @@ class Watch:
                     node.ndim, node.rule = node.ndim_now, node.rule_now
 
     def _measure_params(self):
-        """Parameter and gradient norms of this step, on the device (fast path: finite);
-        on a full step also mean |x|, max |x| and zero counts; before a full step, the copy
-        of the parameters the next update is measured against."""
+        """Parameter and gradient sums of this step, on the device (fast path: finite); on a
+        full step also Σ|x|, max |x| and the gradients' zeros, and each reading weight's column
+        sums; before a full step, the copy of the parameters the next update is measured
+        against. Kept in ``_params_now`` until the step sends them."""
         full = self._full(self.forward)
         with torch.no_grad():
             ps = [p.detach() for p in self._param_list]
@@ -1060,29 +851,32 @@ class Watch:
             copying = self.optimizer is not None and (full or self._keeping())
             if copying and self._before is None:
                 self._before = [torch.empty_like(p) for p in ps]
-            # float32 scalars, stacked once. On a full step the 2-norms come from the same
-            # pass as the rest (Σx² of each block of |x|), else from one multi-tensor kernel;
-            # so do the column sums of |w| of each weight reading a layer's units (its units'
-            # outgoing mean |w|, taken as the forward used it, before the step).
+            # On a full step Σx² comes from the same pass as the rest (of each block of |x|),
+            # and so do the column sums of |w| of each weight reading a layer's units (taken
+            # as the forward used it, before the step); else the 2-norms from one
+            # multi-tensor kernel.
+            columns = {}
             if full:
                 into = self._before if copying else [None] * len(ps)
                 pa = [_abs_summaries(p, squares=True, copy_to=b, columns=i in self._reads)
                       for i, (p, b) in enumerate(zip(ps, into))]
                 ga = [_abs_summaries(g, zeros=True, squares=True) for g in gs]
-                self._columns = {id(self._param_list[i]): pa[i][3] for i in self._reads}
-                parts = [a[2] for a in pa] + [a[-1] for a in ga]
-                parts = [*torch.stack(parts).sqrt()] if parts else []
-                parts += [a[0] for a in pa] + [a[1] for a in pa] + [a[0] for a in ga]
+                columns = {i: pa[i][3] for i in self._reads}
+                psq = torch.stack([a[2] for a in pa]).to(torch.float64)
+                gsq = (torch.stack([a[3] for a in ga]).to(torch.float64) if ga else None)
+                pfull = torch.stack([torch.stack([a[0] for a in pa]).to(torch.float64),
+                                     torch.stack([a[1] for a in pa]).to(torch.float64)])
+                # (the zeros: entries less the non-zero ones the pass counted)
+                gfull = (torch.stack([torch.stack([a[0] for a in ga]).to(torch.float64),
+                                      torch.stack([a[1] for a in ga]).to(torch.float64),
+                                      torch.tensor([float(g.numel()) for g in gs],
+                                                   dtype=torch.float64, device=gs[0].device)
+                                      - torch.stack([a[2] for a in ga]).to(torch.float64)])
+                         if ga else None)
             else:
-                parts = [*_norms(ps, 2)]
-                if gs:
-                    parts += [*_norms(gs, 2)]
-            vec = torch.stack(parts).to(torch.float64)
-            if full and gs:
-                sizes = torch.tensor([g.numel() for g in gs], dtype=torch.float64,
-                                     device=vec.device)
-                nonzero = torch.stack([a[2].to(torch.float64) for a in ga])
-                vec = torch.cat([vec, sizes - nonzero.to(vec.device)])
+                psq = torch.stack(_norms(ps, 2)).to(torch.float64) ** 2
+                gsq = torch.stack(_norms(gs, 2)).to(torch.float64) ** 2 if gs else None
+                pfull = gfull = None
             grad_sv = {}
             if full:
                 for node in self._nodes:
@@ -1092,17 +886,22 @@ class Watch:
                             grad_sv[node.name] = _spectrum_sample(
                                 g.reshape(node.rank_shape))
             self._grad_sv = grad_sv
-            # A non-finite value makes its tensor's norm non-finite: measure those tensors
+            # A non-finite value makes its tensor's Σx² non-finite: measure those tensors
             # again, finite values only, before the optimizer changes them (this check syncs
             # once with an accelerator; on the CPU it is free).
-            l2 = vec[:len(ps) + len(gs)]
             exact_p, exact_g = {}, {}
-            if not bool(torch.isfinite(l2).all()):
-                for i in torch.nonzero(~torch.isfinite(l2[:len(ps)])).flatten().tolist():
+            check = psq if gsq is None else torch.cat([psq, gsq])
+            if not bool(torch.isfinite(check).all()):
+                for i in torch.nonzero(~torch.isfinite(psq)).flatten().tolist():
                     exact_p[i] = _exact(ps[i])
-                for k in torch.nonzero(~torch.isfinite(l2[len(ps):])).flatten().tolist():
-                    exact_g[gi[k]] = _exact(gs[k])
-            self._params_now = (vec, gi, exact_p, exact_g, full)
+                    if i in columns:
+                        columns[i] = _masked_columns(ps[i])
+                if gsq is not None:
+                    for k in torch.nonzero(~torch.isfinite(gsq)).flatten().tolist():
+                        exact_g[k] = _exact(gs[k])
+            self._params_now = {"full": full, "gi": gi, "psq": psq, "gsq": gsq,
+                                "pfull": pfull, "gfull": gfull, "columns": columns,
+                                "exact_p": exact_p, "exact_g": exact_g}
             if copying:
                 if not full:
                     torch._foreach_copy_(self._before, ps)
@@ -1124,7 +923,7 @@ class Watch:
         self._pending_forward, self._snapshot = self._snapshot, None
         with torch.no_grad():
             after = [p.detach() for p in self._param_list]
-            norms = [_diff_norm(b, a) for b, a in zip(self._before, after)]
+            sqs = [_diff_sq(b, a) for b, a in zip(self._before, after)]
             if self._keeping():
                 # The whole update is sent: W_before − W_after in place (the copy is taken
                 # again before the next step).
@@ -1132,11 +931,11 @@ class Watch:
                 diffs = {n.rank_i: self._before[n.rank_i].reshape(n.rank_shape)
                          for n in self._nodes if n.rank_shape is not None}
             else:
-                # Only its norms (each difference a block at a time, never written whole: the
-                # copy's write and read back saved) and the rows and columns of W_before −
-                # W_after whose singular values are taken, subtracted in float32 as the whole
-                # difference would be (a sample's own strides are 1, so ``_spectrum_sample``
-                # takes it whole).
+                # Only its sums of squares (each difference a block at a time, never written
+                # whole: the copy's write and read back saved) and the rows and columns of
+                # W_before − W_after whose singular values are taken, subtracted in float32 as
+                # the whole difference would be (a sample's own strides are 1, so
+                # ``_spectrum_sample`` takes it whole).
                 diffs = {}
                 for n in self._nodes:
                     if n.rank_shape is not None:
@@ -1145,7 +944,7 @@ class Watch:
                         b = self._before[n.rank_i].reshape(n.rank_shape)[::rs, ::cs]
                         a = after[n.rank_i].reshape(n.rank_shape)[::rs, ::cs]
                         diffs[n.rank_i] = b - a
-            self._pending = torch.stack([t.to(torch.float64) for t in norms])
+            self._pending = torch.stack([t.to(torch.float64) for t in sqs])
             # (W_before - W_after has the update's singular values.)
             self._pending_sv = {n.name: _spectrum_sample(diffs[n.rank_i])
                                 for n in self._nodes if n.rank_shape is not None}
@@ -1168,56 +967,147 @@ class Watch:
             return forward
         if self._params_now is None:
             self._measure_params()
-        pvec, gi, exact_p, exact_g, full = self._params_now
         if self._pending_forward != forward:
             # No update for this forward (its step has not run: watch.step before
             # optimizer.step(), or a step that was not a full one).
             self._pending, self._pending_sv = None, {}
         with torch.no_grad():
             self._settle_outputs()
-        acts = self._finish_outputs()
-        parts = [pvec]
+            wire, parts, patches = self._summary()
+            if loss is not None:
+                parts.append(loss.detach().reshape(1).to(torch.float64))
+            # The one copy to the host of this step.
+            dev = parts[0].device
+            host = torch.cat([t.reshape(-1).to(device=dev, dtype=torch.float64)
+                              for t in parts]).cpu().numpy()
+        for at, value in patches:
+            host[at] = value
+        value = None
+        if loss is not None:
+            value, host = float(host[-1]), host[:-1]
+        facts = self._facts()
+        tensors = self._whole_tensors(forward) if self._keeping() else None
+        # (Kept until the next step: what was sent, for tests and for looking into a run.)
+        self.last_summary = (wire, host)
+        self._send(forward, value, facts, (wire, host), tensors)
+        self._clear_step()
+        return forward
+
+    def _summary(self):
+        """This step's summary as the wire carries it (src/health/summary.rs ``WireSummary``):
+        its structure, the device tensors its numbers are cut from (in order: one float64
+        vector once concatenated), and ``(offset, value)`` patches of numbers known on the host
+        (the finite-only sums of a tensor with a non-finite entry)."""
+        parts, size, patches = [], 0, []
+
+        def add(t):
+            nonlocal size
+            at = size
+            parts.append(t)
+            size += t.numel()
+            return at
+
+        def host(values):
+            return add(torch.tensor(values, dtype=torch.float64))
+
+        now = self._params_now
+        full, gi = now["full"], now["gi"]
+        exact_p, exact_g = now["exact_p"], now["exact_g"]
+        wire = {"tensors": [], "updates": [], "outputs": [], "spectra": [], "cka": []}
+        sizes = self._param_sizes
+        # The parameters: every one, each under its keys (a shared weight under each).
+        pt = {"keys": self._param_keys, "shapes": self._param_shapes,
+              "finite": host([exact_p[i]["finite"] if i in exact_p else n
+                              for i, n in enumerate(sizes)]),
+              "nan": host([exact_p[i]["nan"] if i in exact_p else 0
+                           for i in range(len(sizes))]),
+              "sum_sq": add(now["psq"])}
+        patches += [(pt["sum_sq"] + i, e["sq"]) for i, e in exact_p.items()]
+        if full:
+            at = add(now["pfull"])
+            pt["sum_abs"], pt["absmax"] = at, at + len(sizes)
+            for i, e in exact_p.items():
+                patches += [(pt["sum_abs"] + i, e["l1"]), (pt["absmax"] + i, e["absmax"])]
+            pt["columns"] = []
+            for i, cols in sorted(now["columns"].items()):
+                shape = self._param_shapes[i]
+                entry = {"entry": i}
+                if isinstance(cols, tuple):  # finite entries only (_masked_columns)
+                    entry["abs"], entry["finite"] = add(cols[0]), add(cols[1])
+                else:
+                    entry["abs"] = add(_columns(cols, shape))
+                pt["columns"].append(entry)
+        wire["tensors"].append(pt)
+        # The gradients the optimizer reads.
+        if gi:
+            gt = {"keys": [["grad." + k[len("param."):] for k in self._param_keys[i]]
+                           for i in gi],
+                  "shapes": [self._param_shapes[i] for i in gi],
+                  "finite": host([exact_g[k]["finite"] if k in exact_g else sizes[i]
+                                  for k, i in enumerate(gi)]),
+                  "nan": host([exact_g[k]["nan"] if k in exact_g else 0
+                               for k in range(len(gi))]),
+                  "sum_sq": add(now["gsq"])}
+            patches += [(gt["sum_sq"] + k, e["sq"]) for k, e in exact_g.items()]
+            if full:
+                at = add(now["gfull"])
+                gt["sum_abs"], gt["absmax"], gt["zeros"] = at, at + len(gi), at + 2 * len(gi)
+                for k, e in exact_g.items():
+                    patches += [(gt["sum_abs"] + k, e["l1"]), (gt["absmax"] + k, e["absmax"]),
+                                (gt["zeros"] + k, e["zeros"])]
+            wire["tensors"].append(gt)
+        # The update this forward's optimizer step applied (a parameter with a non-finite
+        # entry gets none), against the weights it started from (these).
         if self._pending is not None:
-            parts.append(self._pending)
-        if acts:
-            parts.append(acts["rows"])
-        # Rank summaries: each sample's row [measured, erank, srank, stable rank], in a fixed
-        # order the host reads back, all of them by one batched decomposition.
-        svs, samples = [], []
+            keep = [i for i in range(len(sizes)) if i not in exact_p]
+            if keep:
+                idx = torch.tensor(keep, device=self._pending.device)
+                wire["updates"].append({
+                    "keys": [["update." + k[len("param."):] for k in self._param_keys[i]]
+                             for i in keep],
+                    "sum_sq": add(self._pending[idx]),
+                    "base_sq": add(now["psq"].to(self._pending.device)[idx])})
+        # Outputs: one entry per call; an output summarised once for two nodes (handed on
+        # unchanged) is sent once.
+        sent = {}
+        for node in self._nodes:
+            for c in self._units.get(node.name, ()):
+                key = id(c["body"])
+                if key not in sent:
+                    sent[key] = (add(c["body"]),
+                                 None if c["counts"] is None else add(c["counts"]))
+                at, counts = sent[key]
+                entry = {"node": node.name, "units": c["units"],
+                         "elements": c["rows"] * c["units"], "positions": c["rows"],
+                         "at": at, "form": c["form"], "saturated": c["saturated"]}
+                if counts is not None:
+                    entry["counts"] = counts
+                wire["outputs"].append(entry)
+        # Spectra: every sample's singular values by one batched decomposition; a sample
+        # shared by nodes (an output handed on unchanged) is decomposed once.
+        samples = []
         for node in self._nodes:
             for of, m in (("grad", self._grad_sv.get(node.name) if full else None),
                           ("feature", node.feature),
                           ("update", self._pending_sv.get(node.name)
                            if self._pending is not None else None)):
                 if m is not None:
-                    svs.append((node.name, of, min(m.shape), id(m)))
-                    samples.append(m)
-        # The CKA of each pair declared apart, [ok, cka] on its second node (record.rs).
-        ckas = []
-        if full:
-            with torch.no_grad():
-                for a, b in self._apart:
-                    if a in self._outputs and b in self._outputs:
-                        ckas.append(b)
-                        parts.append(_cka(self._outputs[a], self._outputs[b]))
+                    samples.append((node.name, of, m))
         if samples:
-            # A sample shared by nodes (an output handed on unchanged) is decomposed once.
-            unique = list({id(m): m for m in samples}.values())
+            unique = list({id(m): m for _, _, m in samples}.values())
             row = {id(m): i for i, m in enumerate(unique)}
-            svs = [(name, of, k, row[i]) for name, of, k, i in svs]
-            with torch.no_grad():
-                parts.append(_spectra(unique))
-        if loss is not None:
-            parts.append(loss.detach().reshape(1).to(torch.float64))
-        # The one copy to the host of this step.
-        host = torch.cat([t.reshape(-1).to(pvec.device) for t in parts]).cpu().tolist()
-        stats = self._stats(host, gi, exact_p, exact_g, full, acts, svs, ckas,
-                            loss is not None)
-        facts = self._facts()
-        tensors = self._whole_tensors(forward) if self._keeping() else None
-        self._send(forward, loss, facts, stats, tensors)
-        self._clear_step()
-        return forward
+            base = add(_spectra(unique))
+            for name, of, m in samples:
+                wire["spectra"].append({"node": name, "of": of, "rows": m.shape[0],
+                                        "cols": m.shape[1],
+                                        "at": base + row[id(m)] * SPECTRUM_MAX_ROWS})
+        # The CKA sums of each pair declared apart, on its second node (record.rs).
+        if full:
+            for a, b in self._apart:
+                if a in self._outputs and b in self._outputs:
+                    wire["cka"].append({"node": b, "at": add(_cka(self._outputs[a],
+                                                                  self._outputs[b]))})
+        return wire, parts, patches
 
     def _clear_step(self):
         """Forget this step's measurements and go on to the next forward."""
@@ -1234,221 +1124,6 @@ class Watch:
             node.calls, node.began, node.took, node.feature = 0, None, 0, None
             node.ndim_now, node.rule_now, node.deferred, node.samples = None, None, [], 0
         self.forward += 1
-
-    def _as_used(self, p):
-        """Parameter ``p`` as this forward used it: once its optimizer step has run, the copy
-        taken before it (W_before; with whole tensors kept, W_after + (W_before − W_after)),
-        else ``p`` itself."""
-        i = self._param_index.get(id(p))
-        if i is None or self._before is None or self._pending_forward != self.forward:
-            return p
-        return p.detach() + self._before[i] if self._keeping() else self._before[i]
-
-    def _finish_outputs(self):
-        """This step's activation scalars of every node with a measured output: ``{"rows": a
-        (nodes × _ACT_FIELDS) tensor in node order, "names": those nodes}``, or {}."""
-        reading = {}  # each next weight's per-unit mean |w|, once per step
-        fast, merged = [], []  # (node order, node, summaries, outgoing)
-        for order, node in enumerate(n for n in self._nodes if self._units.get(n.name)):
-            calls = self._units[node.name]
-            first = calls[0]
-            units = first["raw"].shape[1] if "raw" in first else first["mean"].numel()
-            outgoing = None
-            if node.next_weight is not None:
-                key = (id(node.next_weight), units)
-                if key not in reading:
-                    w = node.next_weight
-                    reading[key] = _outgoing_from_columns(self._columns.get(id(w)), w.shape,
-                                                          units)
-                    if reading[key] is None:
-                        reading[key] = _outgoing_mean_abs(self._as_used(w), units)
-                outgoing = reading[key]
-            if len(calls) == 1 and "raw" in first:
-                fast.append((order, node, first, outgoing))
-                continue
-            u = None
-            for c in calls:  # a node called more than once: its calls merged (measure.rs)
-                u = _merge(u, _call_moments(c, node.scale))
-            merged.append((order, node, u, outgoing))
-        if not fast and not merged:
-            return {}
-        outputs, order = [], []
-        if fast:
-            m, zeros = _moments([c for _, _, c, _ in fast])
-            m["zeros"] = zeros
-            m["total"] = [c["rows"] * c["raw"].shape[1] for _, _, c, _ in fast]
-            outputs.append((m, [c["raw"].shape[1] for _, _, c, _ in fast],
-                            [w for *_, w in fast], [n.scale for _, n, _, _ in fast]))
-            order += [o for o, *_ in fast]
-        for o, node, u, w in merged:
-            outputs.append((u, None, w, node.scale))
-            order.append(o)
-        rows = _finish_all(outputs)
-        if order != sorted(order):  # back into node order
-            rows = rows[torch.tensor(sorted(range(len(order)), key=order.__getitem__),
-                                     device=rows.device)]
-        names = [n.name for n in self._nodes if self._units.get(n.name)]
-        return {"rows": rows, "names": set(names)}
-
-    def _stats(self, host, gi, pexact, gexact, full, acts, svs, ckas, has_loss):
-        P = len(self._param_list)
-        G = len(gi)
-        at = 0
-
-        def take(n):
-            nonlocal at
-            out = host[at:at + n]
-            at += n
-            return out
-
-        pl2, gl2 = take(P), take(G)
-        if full:
-            pl1, pmax, gl1, gz = take(P), take(P), take(G), take(G)
-        upd = take(P) if self._pending is not None else None
-        index = self._param_index
-        gpos = {i: k for k, i in enumerate(gi)}
-        stats = {}
-        for node in self._nodes:
-            row = {}
-            nan = nonfinite = 0
-            any_ = False
-            idx = [index[id(t)] for _, t in node.params]
-            if idx:
-                any_ = True
-                sq = l1 = 0.0
-                amax = -1.0
-                count = finite = 0
-                for i in idx:
-                    n = self._param_list[i].numel()
-                    count += n
-                    if i in pexact:
-                        e = pexact[i]
-                        sq += e["sq"]
-                        l1 += e["l1"]
-                        if e["finite"]:
-                            amax = max(amax, e["absmax"])
-                        finite += e["finite"]
-                        nan += e["nan"]
-                        nonfinite += n - e["finite"]
-                    else:
-                        sq += pl2[i] ** 2
-                        if full:
-                            l1 += pl1[i]
-                            if n:
-                                amax = max(amax, pmax[i])
-                        finite += n
-                if finite:
-                    row["param_norm"] = math.sqrt(sq)
-                    if full:
-                        row["param_absmax"] = amax
-                        row["param_mean_abs"] = l1 / finite
-                # The update this forward's optimizer step applied, against the parameters
-                # it started from (these), as measure.rs with a dump's `update.*` keys.
-                if upd is not None and not any(i in pexact for i in idx):
-                    usq = sum(upd[i] ** 2 for i in idx)
-                    if math.isfinite(usq):
-                        u = math.sqrt(usq)
-                        row["update_norm"] = u
-                        row["update_steps"] = 1.0
-                        if sq > 0:
-                            row["update_ratio"] = u / math.sqrt(sq)
-            gidx = [i for i in idx if i in gpos]
-            if gidx:
-                any_ = True
-                sq = l1 = 0.0
-                count = finite = zeros = 0
-                for i in gidx:
-                    n = self._param_list[i].grad.numel()
-                    count += n
-                    if i in gexact:
-                        e = gexact[i]
-                        sq += e["sq"]
-                        l1 += e["l1"]
-                        finite += e["finite"]
-                        nan += e["nan"]
-                        nonfinite += n - e["finite"]
-                        zeros += e["zeros"]
-                    else:
-                        k = gpos[i]
-                        sq += gl2[k] ** 2
-                        if full:
-                            l1 += gl1[k]
-                            zeros += gz[k]
-                        finite += n
-                if finite:
-                    row["grad_norm"] = math.sqrt(sq)
-                    if full:
-                        row["grad_mean_abs"] = l1 / finite
-                if count and full:
-                    row["grad_zero_fraction"] = zeros / count
-            if node.name in acts.get("names", ()):
-                a = dict(zip(_ACT_FIELDS, take(len(_ACT_FIELDS))))
-                total = a["total"]
-                if total > 0:
-                    any_ = True
-                    nan += a["nan"]
-                    nonfinite += total - a["finite"]
-                    if a["finite"] > 0:
-                        row["act_mean"] = a["sum"] / a["finite"]
-                    row["act_zero_fraction"] = a["zeros"] / total
-                    if a["live"] > 0:
-                        units = a["units"]
-                        row["act_var"] = a["act_var"]
-                        row["act_mean_sq"] = a["act_mean_sq"]
-                        row["units"] = units
-                        row["unit_samples"] = a["finite"] / units
-                        for name in ("dead", "dormant"):
-                            row[f"{name}_units"] = a[f"{name}_units"]
-                            row[f"{name}_unit_fraction"] = a[f"{name}_units"] / units
-                        if node.scale is not None:
-                            row["act_saturated_fraction"] = a["sat_entries"] / a["finite"]
-                            row["saturated_units"] = a["saturated_units"]
-                            row["saturated_unit_fraction"] = a["saturated_units"] / units
-                        if a["has_ignored"] > 0:
-                            row["ignored_units"] = a["ignored_units"]
-                            row["ignored_unit_fraction"] = a["ignored_units"] / units
-            if any_:
-                row["nan"] = float(nan)
-                row["inf"] = float(nonfinite - nan)
-                row["nonfinite"] = float(nonfinite)
-            if row:
-                stats[node.name] = row
-        for b in ckas:
-            ok, value = take(2)
-            if ok == 1.0:
-                stats.setdefault(b, {})["cka"] = value
-        ranks = {}
-        width = 5
-        spectra = take(width * (1 + max((r for *_, r in svs), default=-1)))
-        for name, of, k, r in svs:
-            vals = spectra[r * width:r * width + width]
-            if vals[0] != 1.0:
-                continue  # a non-finite entry: no singular values, as rank.rs
-            if of == "update":
-                node_i = self._node_index[name].rank_i
-                before = math.sqrt(pexact[node_i]["sq"]) if node_i in pexact else pl2[node_i]
-                # An update within rounding of the weights has no direction worth a rank.
-                if upd is not None and upd[node_i] > UPDATE_RANK_RESOLUTION * before:
-                    ranks[(name, of)] = vals[1:]
-            else:
-                ranks[(name, of)] = vals[1:]
-        # In measure.rs's order: the update's (this forward's step), the gradient's (its
-        # rank_dims wins), the output's.
-        for node in self._nodes:
-            for of in ("update", "grad", "feature"):
-                summary = ranks.get((node.name, of))
-                if summary is not None:
-                    bound = (min(_stride(node.rank_shape[0], SPECTRUM_MAX_ROWS)[1],
-                                 _stride(node.rank_shape[1], SPECTRUM_MAX_COLS)[1])
-                             if node.rank_shape is not None else None)
-                    stats.setdefault(node.name, {}).update(
-                        _rank_metrics(of, *summary, bound, node.samples or None))
-        if has_loss:
-            v = take(1)[0]
-            stats["loss"] = {"loss": v, "nan": float(v != v),
-                             "inf": float(v == v and not math.isfinite(v)),
-                             "nonfinite": float(not math.isfinite(v))}
-        return stats
 
     def _facts(self):
         facts = []
@@ -1488,12 +1163,12 @@ class Watch:
                     out["grad." + key] = p.grad.detach()
         return out
 
-    def _send(self, forward, loss, facts, stats, tensors):
+    def _send(self, forward, loss, facts, summary, tensors):
         if not self._chan.enabled:
             return
         try:
-            self._chan.forward(forward, loss=loss, facts=facts, stats=stats, tensors=tensors,
-                               keep_all=True, where=self._where)
+            self._chan.forward(forward, loss=loss, facts=facts, summary=summary,
+                               tensors=tensors, keep_all=True, where=self._where)
         except OSError as e:
             self._dead(e)
 

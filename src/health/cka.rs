@@ -2,6 +2,7 @@
 //! and caps checked here, the arithmetic in [`crate::math::linalg::debiased_linear_cka`].
 
 use super::measure::{check_shape, MeasureError, CKA_MAX_ENTRIES};
+use super::summary::CkaSums;
 use crate::math::linalg;
 use crate::tensor::TypedTensor;
 
@@ -20,6 +21,12 @@ fn samples_features(t: &TypedTensor) -> (usize, usize) {
 /// `Ok(None)` when there are fewer than 4 samples, a group is constant over the samples (CKA
 /// is undefined) or has a non-finite value.
 pub fn linear_cka(x: &TypedTensor, y: &TypedTensor) -> Result<Option<f64>, MeasureError> {
+    Ok(cka_sums(x, y)?.and_then(|s| linalg::cka_of(s.xy, s.xx, s.yy)))
+}
+
+/// The debiased HSIC estimates [`linear_cka`] is made of, as a summary carries them; the same
+/// checks and `Ok(None)` for fewer than 4 samples or a non-finite value.
+pub fn cka_sums(x: &TypedTensor, y: &TypedTensor) -> Result<Option<CkaSums>, MeasureError> {
     check_shape(x)?;
     check_shape(y)?;
     let ((nx, px), (ny, py)) = (samples_features(x), samples_features(y));
@@ -42,7 +49,9 @@ pub fn linear_cka(x: &TypedTensor, y: &TypedTensor) -> Result<Option<f64>, Measu
     }
     let (xs, ys) = (x.data.to_f64(), y.data.to_f64());
     // Non-finite values and empty groups have no CKA; shapes were checked above.
-    Ok(linalg::debiased_linear_cka(&xs, (nx, px), &ys, (ny, py))
+    Ok(linalg::debiased_hsic(&xs, (nx, px), &ys, (ny, py))
         .ok()
-        .flatten())
+        .flatten()
+        .filter(|(xy, xx, yy)| xy.is_finite() && xx.is_finite() && yy.is_finite())
+        .map(|(xy, xx, yy)| CkaSums { xy, xx, yy }))
 }

@@ -1,9 +1,15 @@
-//! Measuring a whole forward from a per-step dump: every node's metrics, by the DESIGN keys
-//! `param.<node>.<leaf>`, `grad.<node>.<leaf>`, `act.<node>` and `loss`.
+//! Measuring a whole forward from a per-step dump: every node's tensors summarised (by the
+//! DESIGN keys `param.<node>.<leaf>`, `grad.<node>.<leaf>`, `update.<node>.<leaf>`,
+//! `act.<node>` and `loss`) into a [`StepSummary`], then its metrics by
+//! [`step_metrics`], as torch's summaries are.
 
+use super::cka::cka_sums;
 use super::graph::GraphNode;
-use super::layout::{is_channel_first, is_consumer, is_elementwise, is_transparent, UnitRule};
-use super::measure::{measure, measure_loss, MeasureError, NodeTensors};
+use super::keys::{keyed, owner, readers};
+use super::layout::{is_channel_first, is_elementwise, is_transparent, UnitRule};
+use super::measure::{measure_loss, summarise, summarise_columns, MeasureError, NodeTensors};
+use super::metrics::step_metrics;
+use super::summary::StepSummary;
 use crate::tensor::TypedTensor;
 use somatize_verdict::NodeSeen;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -11,52 +17,14 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 /// One step's tensors by key.
 pub type Step = BTreeMap<String, TypedTensor>;
 
-/// The node and leaf of a `<prefix>.<node>.<leaf>` key: the leaf is the last dotted part,
-/// so `param.layer1.0.weight` is node `layer1.0`, leaf `weight`.
-fn owner<'a>(key: &'a str, prefix: &str) -> Option<&'a str> {
-    let rest = key.strip_prefix(prefix)?.strip_prefix('.')?;
-    rest.rsplit_once('.').map(|(node, _)| node)
-}
-
-/// The graph node a `<prefix>.<path>.<leaf>` key belongs to: the longest node name that is a
-/// dotted prefix of its path, so `param.layer1.0.conv1.weight` belongs to `layer1.0.conv1` if
-/// the graph has it, else to `layer1.0`, else to `layer1`.
-fn belongs_to<'a>(key: &str, prefix: &str, names: &HashSet<&'a str>) -> Option<&'a str> {
-    let mut path = owner(key, prefix)?;
-    loop {
-        if let Some(name) = names.get(path) {
-            return Some(name);
-        }
-        path = path.rsplit_once('.')?.0;
-    }
-}
-
 /// The tensors under `prefix` (`param` or `grad`) grouped by the node they belong to, each
 /// group in key order.
 fn group<'a, 'n>(
     step: &'a Step,
     prefix: &str,
     names: &HashSet<&'n str>,
-) -> HashMap<&'n str, Vec<&'a TypedTensor>> {
-    keyed(step, prefix, names)
-        .into_iter()
-        .map(|(n, v)| (n, v.into_iter().map(|(_, t)| t).collect()))
-        .collect()
-}
-
-/// [`group`] with each tensor's key.
-fn keyed<'a, 'n>(
-    step: &'a Step,
-    prefix: &str,
-    names: &HashSet<&'n str>,
 ) -> HashMap<&'n str, Vec<(&'a str, &'a TypedTensor)>> {
-    let mut out: HashMap<&str, Vec<(&str, &TypedTensor)>> = HashMap::new();
-    for (key, t) in step {
-        if let Some(node) = belongs_to(key, prefix, names) {
-            out.entry(node).or_default().push((key, t));
-        }
-    }
-    out
+    keyed(step, prefix, names)
 }
 
 /// A node's applied updates, one per parameter in the order of `params` (`update.<path>` for
@@ -72,34 +40,6 @@ fn updates_of<'a>(step: &'a Step, params: &[(&str, &TypedTensor)]) -> Vec<&'a Ty
         match step.get(&format!("update.{path}")) {
             Some(u) if u.len() == p.len() => out.push(u),
             _ => return Vec::new(),
-        }
-    }
-    out
-}
-
-/// A node's `weight` when it reads the units of the node before it as a linear map: a
-/// [`is_consumer`] kind (Linear, Conv, …; not a norm, an embedding or an element-wise kind)
-/// with a `param.<node>.weight` of two or more axes.
-fn consumer_weight<'a>(node: &GraphNode, step: &'a Step) -> Option<&'a TypedTensor> {
-    let w = step.get(&format!("param.{}.weight", node.name))?;
-    (w.shape.len() >= 2 && is_consumer(&node.kind)).then_some(w)
-}
-
-/// For each node, the weight of the consumer that reads its units (for ignored units): the
-/// weight of the first node after it, skipping [`is_transparent`] ones (dropout, identity,
-/// flatten, which get none themselves), when that node is a consumer. So the units are judged
-/// once, on the node that feeds the consumer: in `Linear → ReLU → Linear` on the ReLU, not on the first Linear; in
-/// `Linear → Linear` on the first Linear; and in `Linear → LayerNorm → …` on neither the first
-/// Linear nor across the norm (a norm re-scales every unit, so the consumer's weight says
-/// nothing about the Linear's units; the norm's own output is judged if a consumer reads it).
-fn next_weights<'a>(graph: &[GraphNode], step: &'a Step) -> Vec<Option<&'a TypedTensor>> {
-    let mut out = vec![None; graph.len()];
-    let mut next = None;
-    for (i, node) in graph.iter().enumerate().rev() {
-        // A transparent node passes the units on: they are judged on the node before it.
-        if !is_transparent(&node.kind) {
-            out[i] = next;
-            next = consumer_weight(node, step);
         }
     }
     out
@@ -167,64 +107,114 @@ pub fn measure_forward(
 }
 
 /// Every node's metrics at one step, in the order of `graph` (declaration order), then the
-/// `loss` node when the step has a `loss`. A parameter or gradient belongs to the graph node
-/// with the longest name its path starts with (a coarse node owns its submodules'
-/// parameters). A node's update metrics come from its `update.<node>.<leaf>` tensors (the
-/// applied update of one optimiser step; `param.*` are then the weights the forward used)
-/// when the step has them for every parameter of the node, else from `previous`, which must
-/// be the step just before (the caller checks; a node whose parameter count changed gets none). A node's unit axis follows its layout (see [`unit_rules`]); its
-/// ignored units are judged by the consumer that reads them (see [`next_weights`]).
+/// `loss` node when the step has a `loss`: [`summarise_step`], then [`step_metrics`].
 pub fn measure_nodes(
     graph: &[GraphNode],
     step: &Step,
     previous: Option<&Step>,
 ) -> Result<Vec<NodeSeen>, MeasureError> {
-    let names: HashSet<&str> = graph.iter().map(|n| n.name.as_str()).collect();
-    let keyed_params = keyed(step, "param", &names);
-    let params = group(step, "param", &names);
-    let grads = group(step, "grad", &names);
-    let before = previous
-        .map(|p| group(p, "param", &names))
-        .unwrap_or_default();
-    let none = Vec::new();
-    let next_weights = next_weights(graph, step);
-    let rules = unit_rules(graph, step);
-    let mut out = Vec::with_capacity(graph.len() + 1);
-    for (i, node) in graph.iter().enumerate() {
-        let (name, kind) = (&node.name, &node.kind);
-        let params = params.get(name.as_str()).unwrap_or(&none);
-        // A node's own applied update wins; else the difference against the step before.
-        let given = keyed_params
-            .get(name.as_str())
-            .map(|k| updates_of(step, k))
-            .unwrap_or_default();
-        let previous = before
-            .get(name.as_str())
-            .filter(|b| b.len() == params.len() && given.is_empty())
-            .unwrap_or(&none);
-        let next_weight = next_weights.get(i).copied().flatten();
-        let metrics = measure(&NodeTensors {
-            kind,
-            params,
-            grads: grads.get(name.as_str()).unwrap_or(&none),
-            previous,
-            updates: &given,
-            activation: step.get(&format!("act.{name}")),
-            units: rules.get(i).copied().unwrap_or_default(),
-            next_weight,
-        })?;
-        out.push(NodeSeen {
-            name: name.clone(),
-            kind: kind.clone(),
-            metrics,
-        });
-    }
+    let summary = summarise_step(graph, step, previous, &[])?;
+    let mut out = step_metrics(graph, &summary);
     if let Some(loss) = step.get("loss") {
         out.push(NodeSeen {
             name: "loss".into(),
             kind: String::new(),
             metrics: measure_loss(loss),
         });
+    }
+    Ok(out)
+}
+
+/// One step's tensors summarised, each read once: every parameter and gradient that belongs
+/// to a node of `graph` (a parameter or gradient belongs to the graph node with the longest
+/// name its path starts with: a coarse node owns its submodules' parameters), with column
+/// sums for each weight that reads a node's units; each node's update, from its
+/// `update.<node>.<leaf>` tensors (the applied update of one optimiser step; `param.*` are
+/// then the weights the forward used) when the step has them for every parameter of the node,
+/// else against `previous`, which must be the step just before (the caller checks; a node
+/// whose parameter count changed gets none); each node's output along its unit axis (see
+/// [`unit_rules`]); the spectra; and the CKA sums of each pair in `apart` (on its second node).
+pub fn summarise_step(
+    graph: &[GraphNode],
+    step: &Step,
+    previous: Option<&Step>,
+    apart: &[[String; 2]],
+) -> Result<StepSummary, MeasureError> {
+    let names: HashSet<&str> = graph.iter().map(|n| n.name.as_str()).collect();
+    let params = group(step, "param", &names);
+    let grads = group(step, "grad", &names);
+    let before = previous
+        .map(|p| group(p, "param", &names))
+        .unwrap_or_default();
+    let weight = |name: &str| {
+        step.get(&format!("param.{name}.weight"))
+            .filter(|w| w.shape.len() >= 2)
+    };
+    let reading: HashSet<usize> = readers(graph, |name| weight(name).is_some())
+        .into_iter()
+        .flatten()
+        .collect();
+    let rules = unit_rules(graph, step);
+    let none = Vec::new();
+    let mut out = StepSummary::default();
+    for (i, node) in graph.iter().enumerate() {
+        let name = node.name.as_str();
+        let keyed = params.get(name).unwrap_or(&none);
+        let ps: Vec<&TypedTensor> = keyed.iter().map(|(_, t)| *t).collect();
+        // A node's own applied update wins; else the difference against the step before.
+        let given = updates_of(step, keyed);
+        let previous: Vec<&TypedTensor> = before
+            .get(name)
+            .filter(|b| b.len() == keyed.len() && given.is_empty())
+            .map(|b| b.iter().map(|(_, t)| *t).collect())
+            .unwrap_or_default();
+        let gs: Vec<&TypedTensor> = grads
+            .get(name)
+            .map(|g| g.iter().map(|(_, t)| *t).collect())
+            .unwrap_or_default();
+        let activation = step.get(&format!("act.{name}"));
+        let s = summarise(&NodeTensors {
+            kind: &node.kind,
+            params: &ps,
+            grads: &gs,
+            previous: &previous,
+            updates: &given,
+            activation,
+            units: rules.get(i).copied().unwrap_or_default(),
+            next_weight: None,
+        })?;
+        let updates = s.updates.len() == keyed.len();
+        for (j, ((key, _), mut sums)) in keyed.iter().zip(s.params).enumerate() {
+            if reading.contains(&i) && *key == format!("param.{name}.weight") {
+                sums.columns = summarise_columns(ps[j]);
+            }
+            if updates {
+                if let Some(path) = key.strip_prefix("param.") {
+                    out.updates.insert(format!("update.{path}"), s.updates[j]);
+                }
+            }
+            out.tensors.insert(key.to_string(), sums);
+        }
+        if let Some(g) = grads.get(name) {
+            for ((key, _), sums) in g.iter().zip(s.grads) {
+                out.tensors.insert(key.to_string(), sums);
+            }
+        }
+        if let Some((o, _)) = s.output {
+            out.outputs.insert(node.name.clone(), o);
+        }
+        if s.spectra != Default::default() {
+            out.spectra.insert(node.name.clone(), s.spectra);
+        }
+    }
+    for [a, b] in apart {
+        let (Some(x), Some(y)) = (step.get(&format!("act.{a}")), step.get(&format!("act.{b}")))
+        else {
+            continue;
+        };
+        if let Some(c) = cka_sums(x, y)? {
+            out.cka.insert(b.clone(), c);
+        }
     }
     Ok(out)
 }

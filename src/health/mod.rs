@@ -11,24 +11,29 @@ pub mod error;
 pub mod forward;
 pub mod graph;
 pub mod json;
+pub mod keys;
 pub mod layout;
 pub mod measure;
+pub mod metrics;
 pub mod rank;
 pub mod record;
 pub mod store;
+pub mod summary;
 pub mod thresholds;
 
 pub use cka::linear_cka;
 pub use forward::{measure_forward, measure_nodes, nodes_from_keys, Step};
 pub use json::{about_json, AboutJson, BoundJson, ForwardJson, Seen, SeenNode, VerdictJson};
 pub use layout::UnitRule;
-pub use measure::{measure, measure_loss, MeasureError, NodeTensors};
+pub use measure::{measure, measure_loss, summarise, MeasureError, NodeTensors};
+pub use metrics::{node_metrics, step_metrics, NodeSums};
 pub use rank::{rank_metrics, RankOf};
 pub use record::{step_facts, step_record, step_stats, Graph, GraphNode, GRAPH_FILE};
 pub use store::{
     alerts, diagnose, history, seen, where_, within, Alert, Diagnosis, HealthCache, HealthError,
     RunHealth,
 };
+pub use summary::{StepSummary, SummaryError, WireSummary};
 pub use thresholds::ThresholdsError;
 
 /// A node's metrics by name.

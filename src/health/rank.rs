@@ -2,6 +2,7 @@
 //! rank (the arithmetic in [`crate::math::linalg`]), and the capped SVD of a node's update,
 //! gradient or output that feeds them.
 
+use super::summary::Spectrum;
 use super::Metrics;
 use crate::math::linalg;
 use crate::tensor::TypedTensor;
@@ -9,20 +10,7 @@ use somatize_verdict::metrics as m;
 
 /// The δ of srank_δ (Kumar et al., ICLR 2021).
 pub const SRANK_DELTA: f64 = 0.01;
-/// The most rows of the matrix whose singular values are taken: more rows (a weight's output
-/// units, an output's positions) are read at an even stride (rows 0, s, 2s, … with
-/// s = ⌈rows / 64⌉).
-pub const SPECTRUM_MAX_ROWS: usize = 64;
-/// The most columns (a weight's inputs, an output's units), read the same way. Every spectrum
-/// then costs at most a 64 × 128 SVD however wide the layer: cheap enough to take at every
-/// step on the device (issue 18: the 70-odd spectra of a 4M-parameter transformer in one
-/// batched SVD of a few tens of ms), and the same sample whether the whole tensor or torch's
-/// summary is measured. A strided sample of a rank-k matrix has rank at most k, and
-/// `rank_dims` is the sample's, so the fractions read against what the sample can hold. The
-/// columns are the wider side so that up to 128 units are all kept: a layer whose units
-/// mostly died keeps its few live ones in the sample (with 64 at a stride of 2, the live
-/// units of a 128-wide layer could all fall between the samples).
-pub const SPECTRUM_MAX_COLS: usize = 128;
+pub use super::summary::{SPECTRUM_MAX_COLS, SPECTRUM_MAX_ROWS};
 
 /// Which matrix the singular values are of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,25 +113,25 @@ fn spectrum_sample(values: &[f64], rows: usize, cols: usize) -> Option<(Vec<f64>
     Some((out, r, c))
 }
 
-/// The rank metrics of `values` (row-major, `shape` read as [`as_matrix`], at most
-/// [`SPECTRUM_MAX_ROWS`] rows and [`SPECTRUM_MAX_COLS`] columns of it at an even stride); empty when the sample has
-/// a non-finite entry or is all zeros. For the update and the
-/// gradient of a weight, `samples` is how many input rows (samples × positions) the step
+/// The spectrum of `values` (row-major, `shape` read as [`as_matrix`]): the singular values
+/// of its sample of at most [`SPECTRUM_MAX_ROWS`] rows and [`SPECTRUM_MAX_COLS`] columns at
+/// an even stride. `None` for fewer than two axes, an empty matrix or a non-finite entry in the
+/// sample.
+pub fn spectrum(values: &[f64], shape: &[usize]) -> Option<Spectrum> {
+    let (rows, cols) = as_matrix(shape)?;
+    let (sample, rows, cols) = spectrum_sample(values, rows, cols)?;
+    let values = singular_values(&sample, rows, cols)?;
+    Some(Spectrum { rows, cols, values })
+}
+
+/// The rank metrics of a spectrum; empty when its sample was all zeros. For the update and
+/// the gradient of a weight, `samples` is how many input rows (samples × positions) the step
 /// summed over when it is known: an SGD step's update is a sum of that many outer products, so
 /// its rank is at most min(rows, cols, samples). Then `rank_dims` is that bound and
 /// `update_erank_fraction` (or `grad_erank_fraction`) is the effective rank over it; without
 /// `samples` neither is written (a small batch would read as a narrow update).
-pub fn rank_of(of: RankOf, values: &[f64], shape: &[usize], samples: Option<usize>) -> Metrics {
-    let Some((rows, cols)) = as_matrix(shape) else {
-        return Metrics::new();
-    };
-    let Some((sample, rows, cols)) = spectrum_sample(values, rows, cols) else {
-        return Metrics::new();
-    };
-    let Some(sv) = singular_values(&sample, rows, cols) else {
-        return Metrics::new();
-    };
-    let mut out = rank_metrics(of, &sv);
+pub fn spectrum_metrics(of: RankOf, s: &Spectrum, samples: Option<u64>) -> Metrics {
+    let mut out = rank_metrics(of, &s.values);
     if of == RankOf::Feature {
         return out;
     }
@@ -153,7 +141,7 @@ pub fn rank_of(of: RankOf, values: &[f64], shape: &[usize], samples: Option<usiz
         _ => (m::GRAD_ERANK, GRAD_ERANK_FRACTION),
     };
     if let Some(n) = samples.filter(|n| *n > 0) {
-        let bound = rows.min(cols).min(n) as f64;
+        let bound = (s.rows.min(s.cols) as u64).min(n) as f64;
         out.insert(m::RANK_DIMS.into(), bound);
         out.insert(RANK_SAMPLES.into(), n as f64);
         if let Some(e) = out.get(erank).copied() {
@@ -161,6 +149,15 @@ pub fn rank_of(of: RankOf, values: &[f64], shape: &[usize], samples: Option<usiz
         }
     }
     out
+}
+
+/// The rank metrics of `values` (row-major, `shape` read as [`as_matrix`]): its
+/// [`spectrum`]'s [`spectrum_metrics`]; empty when the sample has a non-finite entry or is
+/// all zeros.
+pub fn rank_of(of: RankOf, values: &[f64], shape: &[usize], samples: Option<usize>) -> Metrics {
+    spectrum(values, shape)
+        .map(|s| spectrum_metrics(of, &s, samples.map(|n| n as u64)))
+        .unwrap_or_default()
 }
 
 /// The singular values of a row-major matrix; `None` with a non-finite entry.
@@ -209,15 +206,19 @@ pub fn feature_matrix(t: &TypedTensor, axis: usize) -> Option<(Vec<f64>, usize, 
     Some((out, rows, cols))
 }
 
+/// The spectrum of an output as a (positions × units) matrix (see [`feature_matrix`]).
+pub fn feature_spectrum(t: &TypedTensor, axis: usize) -> Option<Spectrum> {
+    let (values, rows, cols) = feature_matrix(t, axis)?;
+    let values = singular_values(&values, rows, cols)?;
+    Some(Spectrum { rows, cols, values })
+}
+
 /// The effective rank and srank of an output as a (positions × units) matrix (see
 /// [`feature_matrix`]).
 pub fn feature_rank(t: &TypedTensor, axis: usize) -> Metrics {
-    match feature_matrix(t, axis) {
-        Some((values, rows, cols)) => singular_values(&values, rows, cols)
-            .map(|sv| rank_metrics(RankOf::Feature, &sv))
-            .unwrap_or_default(),
-        None => Metrics::new(),
-    }
+    feature_spectrum(t, axis)
+        .map(|s| spectrum_metrics(RankOf::Feature, &s, None))
+        .unwrap_or_default()
 }
 
 /// `update_erank` over `rank_dims` = min(rows, cols, samples): the share of the rank an

@@ -4,9 +4,10 @@
 //! demo, wasm's `stepStats`) goes through [`step_stats`]; a dump's step files are read by
 //! [`read_step_file`], natively (import) and in wasm alike.
 
-use super::cka::linear_cka;
-use super::forward::{measure_nodes, nodes_from_keys, Step};
-use super::measure::MeasureError;
+use super::forward::{nodes_from_keys, summarise_step, Step};
+use super::measure::{measure_loss, MeasureError};
+use super::metrics::step_metrics;
+use super::summary::StepSummary;
 use crate::store::{Fact, ForwardRecord, NodeStats, Num, TensorBytes};
 use crate::tensor::bytes::Source;
 use crate::tensor::{TensorError, TensorFile};
@@ -34,9 +35,11 @@ pub fn params_only(step: Step) -> Step {
 }
 
 /// Every node's health metrics at one step, as `node -> metric -> number` (`stats.json`):
-/// the nodes of `graph` (or, with an empty graph, those the keys name), measured by
-/// [`measure_nodes`] with `previous` (the step before) giving the applied update; `cka` on
-/// the second node of each pair declared apart; and the `loss` node with `loss`, `nan`, `inf`.
+/// the nodes of `graph` (or, with an empty graph, those the keys name), their tensors
+/// summarised by [`summarise_step`] with `previous` (the step before) giving the applied
+/// update and the CKA sums of each pair declared apart, the metrics derived by
+/// [`step_metrics`] (`cka` on the second node of a pair); and the `loss` node with `loss`,
+/// `nan`, `inf`.
 pub fn step_stats(
     graph: &Graph,
     step: &Step,
@@ -49,19 +52,22 @@ pub fn step_stats(
     } else {
         &graph.nodes
     };
-    let mut seen = measure_nodes(nodes, step, previous)?;
-    for [a, b] in &graph.apart {
-        let (Some(x), Some(y)) = (step.get(&format!("act.{a}")), step.get(&format!("act.{b}")))
-        else {
-            continue;
-        };
-        if let Some(cka) = linear_cka(x, y)? {
-            if let Some(node) = seen.iter_mut().find(|n| &n.name == b) {
-                node.metrics.insert(m::CKA.into(), cka);
-            }
-        }
+    let summary = summarise_step(nodes, step, previous, &graph.apart)?;
+    let mut seen = step_metrics(nodes, &summary);
+    if let Some(loss) = step.get("loss") {
+        seen.push(NodeSeen {
+            name: "loss".into(),
+            kind: String::new(),
+            metrics: measure_loss(loss),
+        });
     }
     Ok(to_stats(&seen))
+}
+
+/// Every node's health metrics from a step's summary (torch's, sent in a frame): the nodes of
+/// `graph` by [`step_metrics`], the same derivation [`step_stats`] makes of whole tensors.
+pub fn summary_stats(graph: &Graph, summary: &StepSummary) -> NodeStats {
+    to_stats(&step_metrics(&graph.nodes, summary))
 }
 
 /// Measured nodes as a `stats.json` table.
@@ -95,10 +101,7 @@ pub fn step_facts(graph: &Graph, step: &Step) -> Vec<Fact> {
             .collect()
     };
     if let Some(loss) = step.get("loss") {
-        let value = super::measure::measure_loss(loss)
-            .get(m::LOSS)
-            .copied()
-            .unwrap_or(f64::NAN);
+        let value = measure_loss(loss).get(m::LOSS).copied().unwrap_or(f64::NAN);
         facts.push(Fact::loss(value));
     }
     facts

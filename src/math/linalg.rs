@@ -272,18 +272,37 @@ pub fn debiased_linear_cka(
     y: &[f64],
     y_shape: (usize, usize),
 ) -> Result<Option<f64>, LinalgError> {
+    Ok(debiased_hsic(x, x_shape, y, y_shape)?.and_then(|(xy, xx, yy)| cka_of(xy, xx, yy)))
+}
+
+/// The three debiased HSIC estimates linear CKA is made of, `(xy, xx, yy)` (see
+/// [`debiased_linear_cka`]): what a summary carries of two outputs. `Ok(None)` with fewer than
+/// 4 samples.
+pub fn debiased_hsic(
+    x: &[f64],
+    x_shape: (usize, usize),
+    y: &[f64],
+    y_shape: (usize, usize),
+) -> Result<Option<(f64, f64, f64)>, LinalgError> {
     let (n, p, q, xc, yc) = centred_pair(x, x_shape, y, y_shape)?;
     if n < 4 {
         return Ok(None);
     }
     let (dx, dy) = (row_norms_sq(&xc, p), row_norms_sq(&yc, q));
     let (xy, xx, yy) = similarities(n, p, q, &xc, &yc);
-    let xy = debiased_dot(xy, &dx, &dy, n);
-    let xx = debiased_dot(xx, &dx, &dx, n);
-    let yy = debiased_dot(yy, &dy, &dy, n);
+    Ok(Some((
+        debiased_dot(xy, &dx, &dy, n),
+        debiased_dot(xx, &dx, &dx, n),
+        debiased_dot(yy, &dy, &dy, n),
+    )))
+}
+
+/// Linear CKA from its debiased HSIC estimates: xy / √(xx · yy); `None` when a group is
+/// constant (xx or yy not positive) or the result is not finite.
+pub fn cka_of(xy: f64, xx: f64, yy: f64) -> Option<f64> {
     if !(xx > 0.0 && yy > 0.0) {
-        return Ok(None);
+        return None;
     }
     let cka = xy / (xx.sqrt() * yy.sqrt());
-    Ok(cka.is_finite().then_some(cka))
+    cka.is_finite().then_some(cka)
 }

@@ -465,6 +465,36 @@ impl Moments {
         self.finite += other.finite;
     }
 
+    /// Every value pushed, finite or not.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// The finite values pushed.
+    pub fn finite(&self) -> u64 {
+        self.finite
+    }
+
+    /// The NaNs pushed.
+    pub fn nan(&self) -> u64 {
+        self.nan
+    }
+
+    /// The zeros pushed.
+    pub fn zeros(&self) -> u64 {
+        self.zeros
+    }
+
+    /// Σx² over the finite values.
+    pub fn sum_sq(&self) -> f64 {
+        self.sum_sq
+    }
+
+    /// Σ|x| over the finite values.
+    pub fn sum_abs(&self) -> f64 {
+        self.sum_abs
+    }
+
     /// How many numbers [`Moments::to_fields`] writes.
     pub const FIELDS: usize = 13;
 

@@ -8,7 +8,7 @@ use super::frame::{read_frame, Frame, FrameError};
 use super::machine::Machine;
 use super::recorder::{put_stats, tensor_stats, Recorder};
 use crate::health::forward::Step;
-use crate::health::record::{step_stats, write_graph, Graph};
+use crate::health::record::{step_stats, summary_stats, write_graph, Graph};
 use crate::store::{ExitRecord, NodeStats, StoreError};
 use crate::tensor::{Provenance, TypedTensor};
 use std::collections::BTreeMap;
@@ -83,7 +83,7 @@ fn is_health_key(key: &str) -> bool {
             .any(|p| key.starts_with(p))
 }
 
-/// The `loss` node's metrics (`loss`, `nan`, `inf`) from the frame's loss fact, when the
+/// The `loss` node's metrics (`loss`, `nan`, `inf`, `nonfinite`) from the frame's loss fact, when the
 /// sender gave no loss statistics of its own.
 fn loss_node(frame: &Frame, stats: &mut NodeStats) {
     use crate::store::{Field, Num};
@@ -102,6 +102,8 @@ fn loss_node(frame: &Frame, stats: &mut NodeStats) {
         .or_insert(Num(f64::from(u8::from(v.is_nan()))));
     row.entry("inf".into())
         .or_insert(Num(f64::from(u8::from(v.is_infinite()))));
+    row.entry("nonfinite".into())
+        .or_insert(Num(f64::from(u8::from(!v.is_finite()))));
 }
 
 /// The graph a frame's facts name: one node per fact but the loss's, with its kind and, when
@@ -330,8 +332,9 @@ impl Session {
         }
     }
 
-    /// Add the per-node health metrics of a frame that carries `param.*`, `grad.*`,
-    /// `act.*`, `update.*` or `loss` tensors to its statistics (what the sender gave wins).
+    /// Add the per-node health metrics of a frame's summary (torch's, derived by
+    /// `summary_stats`) and of its `param.*`, `grad.*`, `act.*`, `update.*` or `loss` tensors
+    /// to its statistics (what the sender gave as `stats` wins, then the summary's).
     /// The update of one optimiser step comes from the frame's `update.<node>.<leaf>`
     /// tensors (the weights after the step minus those before; the frame's `param.*` are the
     /// before), else from the connection's previous forward when that one is forward − 1 and
@@ -347,6 +350,21 @@ impl Session {
                 Ok(_) => self.graph_written = true,
                 Err(e) => eprintln!("somatize record: graph.json NOT written: {e}"),
             }
+        }
+        // The sender's summary first (its metrics win over those of the frame's tensors).
+        match frame.summary() {
+            Some(Ok(summary)) => {
+                for (node, row) in summary_stats(&graph, &summary) {
+                    let into = stats.entry(node).or_default();
+                    for (metric, v) in row {
+                        into.entry(metric).or_insert(v);
+                    }
+                }
+            }
+            Some(Err(e)) => {
+                eprintln!("somatize record: forward {forward}: the summary was NOT used: {e}")
+            }
+            None => {}
         }
         if !step.keys().any(|key| is_health_key(key)) {
             return;

@@ -4,6 +4,7 @@
 //! bytes back to back, little-endian, C order, each exactly `itemsize * prod(shape)` long.
 //! See docs/recording.md.
 
+use crate::health::summary::{StepSummary, SummaryError, WireSummary, WIRE_VALUES};
 use crate::store::{Fact, ForwardRecord, NodeStats, TensorBytes};
 use crate::tensor::DType;
 use serde::Deserialize;
@@ -45,6 +46,11 @@ pub struct FrameHeader {
     pub stats: NodeStats,
     #[serde(default)]
     pub tensors: Vec<TensorSpec>,
+    /// The step's summary (torch's, measured on the device): its structure here, its numbers
+    /// in the float64 tensor keyed [`WIRE_VALUES`], which is never stored. The companion
+    /// derives the node metrics from it (docs/recording.md, "Summaries").
+    #[serde(default)]
+    pub summary: Option<WireSummary>,
     /// `hello`: a name for this connection's writer (appended to the base writer id).
     #[serde(default)]
     pub writer: Option<String>,
@@ -198,14 +204,55 @@ impl Frame {
         self.header.kind.as_deref() == Some("hello")
     }
 
-    /// The frame as a forward record borrowing its tensor bytes; `keep_tensors` false drops them.
+    /// Whether declared tensor `i` holds the summary's numbers (never stored).
+    fn is_summary_values(&self, i: usize) -> bool {
+        self.header.summary.is_some()
+            && self
+                .header
+                .tensors
+                .get(i)
+                .is_some_and(|t| t.key == WIRE_VALUES)
+    }
+
+    /// The step's summary, when the frame carries one: its structure over the numbers of its
+    /// [`WIRE_VALUES`] tensor (float64), every offset and count checked.
+    pub fn summary(&self) -> Option<Result<StepSummary, SummaryError>> {
+        let wire = self.header.summary.as_ref()?;
+        let i = (0..self.header.tensors.len()).find(|&i| self.is_summary_values(i));
+        let values = match i.and_then(|i| self.layout.get(i)) {
+            Some((DType::F64, range)) => self
+                .payload
+                .get(range.clone())
+                .unwrap_or_default()
+                .chunks_exact(8)
+                .map(|b| f64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
+                .collect::<Vec<f64>>(),
+            Some((dtype, _)) => {
+                return Some(Err(SummaryError::Values {
+                    detail: format!("tensor {WIRE_VALUES:?} is {dtype:?}, not float64"),
+                }))
+            }
+            None if wire == &WireSummary::default() => Vec::new(),
+            None => {
+                return Some(Err(SummaryError::Values {
+                    detail: format!("no tensor {WIRE_VALUES:?} holds the summary's numbers"),
+                }))
+            }
+        };
+        Some(StepSummary::from_wire(wire, &values))
+    }
+
+    /// The frame as a forward record borrowing its tensor bytes; `keep_tensors` false drops them
+    /// (the summary's numbers are never kept).
     pub fn record(&self, forward: u64, keep_tensors: bool) -> ForwardRecord<'_> {
         let tensors = if keep_tensors {
             self.header
                 .tensors
                 .iter()
                 .zip(&self.layout)
-                .map(|(spec, (dtype, range))| TensorBytes {
+                .enumerate()
+                .filter(|(i, _)| !self.is_summary_values(*i))
+                .map(|(_, (spec, (dtype, range)))| TensorBytes {
                     key: Cow::Borrowed(spec.key.as_str()),
                     dtype: *dtype,
                     shape: spec.shape.clone(),

@@ -54,6 +54,9 @@ pub mod codes {
     /// A step's tensors that cannot be measured: a malformed shape, parameters that do not
     /// pair with the step before's, a declared layout that does not fit its output.
     pub const BAD_STEP: &str = "BAD_STEP";
+    /// A step's summary that cannot be used: not a summary's structure, or offsets and
+    /// counts that do not fit its numbers.
+    pub const BAD_SUMMARY: &str = "BAD_SUMMARY";
 }
 
 /// What a JS error carries besides its message: its code and, when known, the store file,

@@ -1,11 +1,13 @@
-//! One step of a per-step dump measured from JS as `somatize import` measures it: the same
-//! reader ([`read_step_file`]) and the same measurement ([`step_stats`]) as natively.
+//! One step measured from JS as natively: a per-step dump as `somatize import` measures it
+//! (the same reader, [`read_step_file`], and the same measurement, [`step_stats`]), or a
+//! step's summary as the companion derives it ([`summary_stats`]).
 
 use super::errors::{coded_with, Details};
 use super::tensor::JsSource;
 use super::*;
 use crate::health::forward::Step;
-use crate::health::record::{params_only, read_step_file, step_stats, Graph};
+use crate::health::record::{params_only, read_step_file, step_stats, summary_stats, Graph};
+use crate::health::summary::{StepSummary, WireSummary};
 use std::collections::BTreeMap;
 
 /// Options of `stepStats`: the names of the step's and the previous step's files in errors.
@@ -102,13 +104,56 @@ pub fn step_stats_js(
                 format!("{name}: {e}"),
             )
         })?;
-        let plain: BTreeMap<&str, BTreeMap<&str, f64>> = stats
-            .iter()
-            .map(|(node, row)| {
-                let row = row.iter().map(|(k, v)| (k.as_str(), v.0)).collect();
-                (node.as_str(), row)
-            })
-            .collect();
-        to_js(&plain)
+        plain_stats(&stats)
+    })
+}
+
+/// A stats table as `{node: {metric: value}}`, NaN a number.
+fn plain_stats(stats: &crate::store::NodeStats) -> Result<JsValue, JsError> {
+    let plain: BTreeMap<&str, BTreeMap<&str, f64>> = stats
+        .iter()
+        .map(|(node, row)| {
+            let row = row.iter().map(|(k, v)| (k.as_str(), v.0)).collect();
+            (node.as_str(), row)
+        })
+        .collect();
+    to_js(&plain)
+}
+
+/// `summaryStats(graph, summary, values)`: a step's summary (torch's, as a frame carries it:
+/// its structure, JSON text or an object, and its numbers, a Float64Array) turned into
+/// `{node: {metric: value}}` as the companion derives them (docs/recording.md,
+/// "Summaries"), over the nodes of `graph` (graph.json's text, bytes or object).
+#[wasm_bindgen(js_name = summaryStats)]
+pub fn summary_stats_js(
+    graph: JsValue,
+    summary: JsValue,
+    values: JsValue,
+) -> Result<JsValue, JsValue> {
+    with_code(|| {
+        let graph = graph_from_js(graph)?;
+        let bad = |m: String| coded(codes::BAD_SUMMARY, m);
+        let wire: WireSummary = if let Some(text) = summary.as_string() {
+            serde_json::from_str(&text).map_err(|e| bad(format!("summary: {e}")))?
+        } else if summary.is_object() {
+            serde_wasm_bindgen::from_value(summary)
+                .map_err(|e| bad(format!("summary: {}", js_message(e))))?
+        } else {
+            return Err(coded(
+                codes::BAD_OPTION,
+                "summaryStats takes the summary as JSON text or an object",
+            ));
+        };
+        let values = values
+            .dyn_ref::<js_sys::Float64Array>()
+            .ok_or_else(|| {
+                coded(
+                    codes::BAD_OPTION,
+                    "summaryStats takes the summary's numbers as a Float64Array",
+                )
+            })?
+            .to_vec();
+        let summary = StepSummary::from_wire(&wire, &values).map_err(|e| bad(e.to_string()))?;
+        plain_stats(&summary_stats(&graph, &summary))
     })
 }

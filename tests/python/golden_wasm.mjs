@@ -2,12 +2,14 @@
 // Rust core compiled to wasm (the npm package's stepStats, from this checkout's pkg/, built by
 // scripts/build-wasm.sh), with the step before when the folder has step n − 1, as `somatize
 // import` pairs them. Prints {step, stats: {node: {metric: value}}} as JSON (NaN as null, as
-// `somatize seen --json` prints it).
+// `somatize seen --json` prints it). When the folder also has `summary.json` (the structure of
+// the last summary torch sent, with the run's graph) and `summary.f64` (its numbers), that
+// summary's metrics as the wasm core derives them (summaryStats) are printed too, as `summary`.
 //
 //   node tests/python/golden_wasm.mjs <dump folder>
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { stepStats } from "../../pkg/node.js";
+import { stepStats, summaryStats } from "../../pkg/node.js";
 
 const dir = process.argv[2];
 if (!dir) {
@@ -28,5 +30,13 @@ const last = steps[steps.length - 1];
 const before = steps.length > 1 && steps[steps.length - 2].n === last.n - 1 ? steps[steps.length - 2].path : null;
 const graph = join(dir, "graph.json");
 const stats = stepStats(existsSync(graph) ? readFileSync(graph, "utf8") : null, last.path, before);
-process.stdout.write(JSON.stringify({ step: last.n, stats }) + "\n");
+const out = { step: last.n, stats };
+const sent = join(dir, "summary.json");
+if (existsSync(sent)) {
+  const { graph: nodes, summary } = JSON.parse(readFileSync(sent, "utf8"));
+  const bytes = readFileSync(join(dir, "summary.f64"));
+  const values = new Float64Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
+  out.summary = summaryStats(nodes, summary, values);
+}
+process.stdout.write(JSON.stringify(out) + "\n");
 

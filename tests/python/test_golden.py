@@ -1,9 +1,11 @@
-"""Golden test: the metrics ``somatize.torch.watch`` measures with torch ops on the device
-equal the ones Rust measures from whole tensors (``somatize import`` of NPZ dumps of the same
-steps, DESIGN.md's dump convention), for every node and metric torch sends (relative 1e-5:
-float32 on the device against float64 in Rust), natively and in wasm: the dump's last step
-measured by the Rust core compiled to wasm (the npm package's ``stepStats``, through
-golden_wasm.mjs and ``node``) equals the native import's to 1e-12, so torch's too.
+"""Golden test: the metrics Rust derives from the summaries ``somatize.torch.watch`` takes
+with torch ops on the device (src/health/summary.rs, sent in each frame) equal the ones Rust
+measures from whole tensors (``somatize import`` of NPZ dumps of the same steps, DESIGN.md's
+dump convention), for every node and metric (relative 1e-5: float32 on the device against
+float64 in Rust), natively and in wasm: the dump's last step measured by the Rust core
+compiled to wasm (the npm package's ``stepStats``, through golden_wasm.mjs and ``node``) equals
+the native import's to 1e-12, and torch's summary of that step turned into metrics by the wasm
+core (``summaryStats``) equals the companion's to 1e-12.
 
 Outputs are dumped whole, as the module returned them, and the dump's graph names only nodes
 and kinds: Rust finds each output's unit axis by its kind and the node before it
@@ -228,6 +230,13 @@ def train(tmp_path, case, steps):
             arrays["update." + pname] = (p.detach() - before[pname]).numpy().copy()
         np.savez(dump / f"step_{step}.npz", **arrays)
         w.step(loss)
+    # The last summary torch sent, for the wasm core to derive its metrics too.
+    wire, values = w.last_summary
+    graph = {"nodes": [{"name": f["node"], "kind": f["kind"],
+                        **({"layout": f["layout"]} if "layout" in f else {})}
+                       for f in w._facts()]}
+    (dump / "summary.json").write_text(json.dumps({"graph": graph, "summary": wire}))
+    (dump / "summary.f64").write_bytes(np.asarray(values, dtype="<f8").tobytes())
     w.close()
     return store, dump
 
@@ -296,7 +305,8 @@ def test_torch_metrics_equal_rusts(tmp_path, capfd, monkeypatch, cli, case, step
     store, dump = train(tmp_path, case, steps)
     # The layouts the watch declares are ones the companion takes (it says so on stderr when
     # one is not), and they name the axes Rust read the dump along.
-    assert "layout" not in capfd.readouterr().err
+    err = capfd.readouterr().err
+    assert "layout" not in err and "NOT" not in err, err
     declared = {f["node"]: f.get("layout") for f in facts(store, run="watch", forward=steps - 1)
                 if f["node"] != "loss"}
     assert declared == LAYOUTS[case], declared
@@ -318,9 +328,9 @@ def test_torch_metrics_equal_rusts(tmp_path, capfd, monkeypatch, cli, case, step
         extra = set(mine) - set(rust) - {"kind"}
         assert not extra, f"{case}: {node}: torch sends {extra} that rust does not measure"
     # The Rust core compiled to wasm measures the same dump's last step the same.
-    wasm = wasm_stats(dump)
-    assert wasm["step"] == steps - 1
-    wasm = wasm["stats"]
+    wasm_out = wasm_stats(dump)
+    assert wasm_out["step"] == steps - 1
+    wasm = wasm_out["stats"]
     assert set(wasm) <= set(rust_seen), (sorted(wasm), sorted(rust_seen))
     in_wasm = 0
     for node, rust in rust_seen.items():
@@ -333,6 +343,16 @@ def test_torch_metrics_equal_rusts(tmp_path, capfd, monkeypatch, cli, case, step
                 assert close(torch_seen[node][metric], mine[metric]), (case, node, metric)
             in_wasm += 1
     assert in_wasm >= compared
+    # torch's own summary of the last step, turned into metrics by the wasm core, gives the
+    # companion's numbers (the same Rust, natively).
+    from_summary = wasm_out["summary"]
+    for node, row in torch_seen.items():
+        if node == "loss":
+            continue
+        mine = {m: v for m, v in row.items() if m != "kind"}
+        assert set(from_summary.get(node, {})) == set(mine), (case, node)
+        for metric, want in mine.items():
+            assert same(from_summary[node][metric], want), (case, node, metric)
     # Every node with an output or a parameter, and the update of every step (its own).
     assert compared > 40
     assert any("update_ratio" in row for row in torch_seen.values())

@@ -1,6 +1,7 @@
-"""The rank summaries torch computes on the device (``somatize.torch._spectra``: eigenvalues of
-each sample's Gram matrix, one batched call) against the definition (linalg.rs: effective rank,
-srank_0.01 and stable rank of the sample's singular values, here from an exact SVD in float64)
+"""The singular values torch takes on the device (``somatize.torch._spectra``: eigenvalues of
+each sample's Gram matrix, one batched call), read as Rust reads them (linalg.rs: effective
+rank, srank_0.01 and stable rank of the singular values) against the same read of an exact
+SVD in float64,
 on matrices built to be hard for a Gram matrix: rank-deficient, with dead columns, wide, tall,
 tiny and huge, all-zero and non-finite. Fixtures: seeded random low-rank products, made here."""
 
@@ -14,7 +15,11 @@ import somatize.torch as st
 
 def definition(m):
     """(erank, srank, stable) of ``m``'s singular values as linalg.rs defines them, or None."""
-    sv = torch.linalg.svdvals(m).tolist()
+    return ranks(torch.linalg.svdvals(m).tolist())
+
+
+def ranks(sv):
+    """(erank, srank, stable) of singular values as linalg.rs defines them, or None."""
     total = sum(sv)
     if not total > 0:
         return None
@@ -52,21 +57,28 @@ def cases():
 
 def test_rank_summaries_match_an_exact_svd():
     named = cases()
-    rows = st._spectra([m for _, _, m in named]).tolist()
+    rows = st._spectra([m for _, _, m in named])
+    assert rows.shape == (len(named), st.SPECTRUM_MAX_ROWS)
     worst = worst32 = 0.0
-    for (name, f32, m), (finite, positive, erank, srank, stable) in zip(named, rows):
-        want = definition(m)
-        assert finite == 1.0, name
+    for (name, f32, m), sv in zip(named, rows.tolist()):
+        k = min(m.shape)
+        assert all(x == 0.0 for x in sv[k:]), name  # only min(rows, cols) are the sample's
+        sv = sv[:k]
+        assert all(math.isfinite(x) and x >= 0 for x in sv), name
+        assert sv == sorted(sv, reverse=True), name
+        want, got = definition(m), ranks(sv)
         if want is None:
-            assert positive == 0.0, (name, positive)
+            assert got is None, (name, sv)
             continue
-        assert positive == 1.0, name
         werank, wsrank, wstable = want
+        erank, srank, stable = got
         off = abs(erank - werank) / werank
         worst = max(worst, off)
         worst32 = max(worst32, off) if f32 else worst32
         assert srank == wsrank, (name, srank, wsrank)
         assert abs(stable - wstable) <= 1e-9 * wstable, (name, stable, wstable)
+        # and the largest singular value itself, scale restored
+        assert abs(sv[0] - torch.linalg.svdvals(m)[0].item()) <= 1e-9 * sv[0], name
     # Exactly low-rank float64 matrices are the worst (2.5e-6 when this was written); the
     # golden test compares torch with Rust at 1e-5.
     assert worst < 5e-6, worst
@@ -74,13 +86,12 @@ def test_rank_summaries_match_an_exact_svd():
 
 
 @pytest.mark.parametrize("bad", [float("nan"), float("inf"), float("-inf")])
-def test_a_non_finite_sample_has_no_ranks_and_leaves_the_others_alone(bad):
+def test_a_non_finite_sample_has_no_singular_values_and_leaves_the_others_alone(bad):
     g = torch.Generator().manual_seed(1)
     good = torch.randn(64, 128, generator=g, dtype=torch.float64)
     broken = good.clone()
     broken[3, 7] = bad
     rows = st._spectra([good, broken, torch.zeros(10, 10, dtype=torch.float64)]).tolist()
-    assert rows[1][0] == 0.0  # no singular values, as rank.rs
-    assert rows[0][:2] == [1.0, 1.0]
-    assert abs(rows[0][2] - definition(good)[0]) <= 1e-6 * rows[0][2]
-    assert rows[2][:2] == [1.0, 0.0]  # all zero: singular values, but no ranks
+    assert all(math.isnan(x) for x in rows[1])  # no singular values, as rank.rs
+    assert abs(ranks(rows[0])[0] - definition(good)[0]) <= 1e-6 * definition(good)[0]
+    assert rows[2] == [0.0] * st.SPECTRUM_MAX_ROWS  # all zero: singular values, no ranks

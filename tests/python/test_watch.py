@@ -244,38 +244,100 @@ def test_bf16_and_a_leaf_called_twice(tmp_path):
     assert numbers["inp"]["grad_norm"] > 0
 
 
-def test_the_merged_summaries_of_two_calls_are_those_of_both_outputs():
-    torch.manual_seed(0)
-    a, b = torch.randn(5, 3) * 3 + 1, torch.randn(7, 3)
-    def summary(x):
-        return st._call_moments(st._summarise_output(x, None), None)
+class Twice(torch.nn.Module):
+    """One ReLU called on two halves of the hidden layer, or once on both together."""
 
-    one = st._merge(summary(a), summary(b))
-    both = summary(torch.cat([a, b]))
-    for k in ("n", "mean", "m2", "sabs", "pos", "zeros"):
-        assert torch.allclose(one[k], both[k], rtol=1e-6), k
+    def __init__(self, split):
+        super().__init__()
+        self.split = split
+        self.fc = torch.nn.Linear(4, 8)
+        self.act = torch.nn.ReLU()
+        self.head = torch.nn.Linear(8, 1)
+
+    def forward(self, x):
+        h = self.fc(x) * 3 + 1
+        if self.split:
+            h = torch.cat([self.act(h[:5]), self.act(h[5:])])
+        else:
+            h = self.act(h)
+        return self.head(h)
+
+
+def test_a_module_called_twice_reads_as_one_call_over_both_outputs(tmp_path):
+    # Each call's per-unit sums cross the wire apart (around each call's own first values);
+    # Rust merges them (summary.rs): the metrics must be those of one call over both.
+    got = {}
+    for split in (True, False):
+        torch.manual_seed(0)
+        model = Twice(split)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        run = f"split{int(split)}"
+        w = st.watch(model, opt, store=tmp_path, run=run, every=1)
+        x = torch.randn(12, 4)
+        loss = model(x).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        w.step(loss)
+        w.close()
+        got[split] = seen(tmp_path, run=run)["act"]
+    both, one = got[True], got[False]
+    for k in ("act_mean", "act_var", "act_mean_sq", "act_zero_fraction", "units",
+              "dead_units", "dormant_units", "unit_samples"):
+        assert both[k] == pytest.approx(one[k], rel=1e-6, abs=1e-9), k
+    assert both["units"] == 8
+
+
+def counts_form(summary):
+    """A ``signs`` summary as the ``counts`` form the masked path gives (summary.rs's
+    conversion): count, shift, sum, sum_sq, sum_abs, positive, zeros[, saturated]."""
+    body = summary["body"].to(torch.float64)
+    if summary["form"] == "counts":
+        return body
+    rows = float(summary["rows"])
+    shift, s, ss, sabs, signs, nonzero = body[:6]
+    out = [torch.full_like(shift, rows), shift, s, ss, sabs, (signs + nonzero) / 2,
+           rows - nonzero]
+    return torch.stack(out + list(body[6:]))
 
 
 @pytest.mark.parametrize("scale", [None, "tanh", "sigmoid"])
-def test_the_fast_sums_give_the_moments_the_masked_path_gives(scale):
-    # The CPU's float32 fast path (sums, turned into moments for all outputs at once) against
-    # the masked path every other device and dtype takes (here: the same values in float64).
+def test_the_fast_sums_are_the_masked_paths_sums(scale):
+    # The CPU's float32 fast path (sums of signs by matrix products) against the masked path
+    # every other device and dtype takes (here: the same values in float64), compared as the
+    # moments Rust derives from them (each unit's sums around its own shift).
     torch.manual_seed(0)
     x = torch.randn(300, 9) * 2 + 0.5
     x[:, 3] = torch.relu(x[:, 3])  # zeros, and a unit mostly off
     x[:, 4] = 0.0
     x[:5, 5] = 0.99  # saturated entries under tanh
     fast = st._summarise_output(x, scale)
-    assert "raw" in fast
-    fast = st._call_moments(fast, scale)
+    assert fast["form"] == "signs" and fast["counts"] is None
     masked = st._summarise_output(x.to(torch.float64), scale)
-    assert "raw" not in masked
-    for k in ("n", "mean", "m2", "sabs", "pos", "zeros", "nan") + (("sat",) if scale else ()):
-        # (float32 sums against float64: the golden test's tolerance)
-        assert torch.allclose(fast[k], masked[k].to(torch.float64), rtol=1e-5, atol=1e-6), k
-    # And the batched finish reads them alike.
-    rows = st._finish_all([(fast, None, None, scale), (masked, None, None, scale)])
-    assert torch.allclose(rows[0], rows[1], rtol=1e-5, atol=1e-6), rows
+    assert masked["form"] == "counts" and masked["counts"].tolist() == [0.0, 0.0]
+    f, m = counts_form(fast), counts_form(masked)
+    assert f.shape == m.shape == (7 + (scale is not None), 9)
+
+    def moments(b):  # each unit's mean and Σ(x − mean)², as summary.rs takes them
+        n, shift, s, ss = b[0], b[1], b[2], b[3]
+        return shift + s / n, ss - s * s / n
+
+    for got, want in zip(moments(f), moments(m)):
+        assert torch.allclose(got, want, rtol=1e-5, atol=1e-6)
+    # counts, Σ|x|, positives, zeros and saturated entries alike
+    for i in [0, 4, 5, 6] + ([7] if scale else []):
+        assert torch.allclose(f[i], m[i], rtol=1e-5, atol=1e-6), i
+
+
+def test_a_non_finite_output_is_summarised_over_its_finite_values():
+    x = torch.ones(4, 2)
+    x[0, 0], x[1, 0], x[2, 1] = float("nan"), float("inf"), -2.0
+    s = st._summarise_output(x, None)
+    assert s["form"] == "counts"
+    assert s["counts"].tolist() == [1.0, 2.0]  # one NaN, two non-finite
+    b = s["body"]
+    assert b[0].tolist() == [2.0, 4.0]  # finite values per unit
+    assert b[5].tolist() == [2.0, 3.0]  # positives
 
 
 def test_a_compiled_model_is_watched_on_its_original_modules(tmp_path):
@@ -458,15 +520,19 @@ def test_abs_summaries_in_blocks_are_those_of_the_whole(n):
 
 
 def test_large_tensors_blockwise_match_the_whole():
-    # The path a large CPU weight takes (more than one cache-sized block of rows): the
-    # per-unit mean |w| of a weight reading a layer, against the whole-tensor arithmetic
-    # (float64).
+    # The path a large CPU weight takes (more than one cache-sized block of rows): the |w|
+    # column sums of a weight reading a layer, per index of its axis 1, against the
+    # whole-tensor arithmetic (float64).
     torch.manual_seed(0)
     assert 1500 * 700 > st._ABS_BLOCK
-    for shape, units in (((1500, 700), 700), ((600, 350, 3), 350), ((64, 2800), 700)):
+    for shape in ((1500, 700), (600, 350, 3), (64, 2800)):
         w = torch.randn(*shape)
-        got = st._outgoing_mean_abs(w, units)
-        group = shape[1] // units
-        inner = math.prod(shape[2:])
-        ref = w.double().abs().reshape(shape[0], units, group * inner).mean(dim=(0, 2))
+        cols = st._abs_summaries(w, columns=True)[2]
+        got = st._columns(cols, list(shape))
+        dims = [0] + list(range(2, len(shape)))
+        ref = w.double().abs().sum(dim=dims)
+        assert got.shape == (shape[1],)
         assert torch.allclose(got, ref, rtol=1e-6), shape
+        masked, finite = st._masked_columns(w)
+        assert torch.allclose(masked, ref, rtol=1e-12)
+        assert finite.tolist() == [float(math.prod(shape) // shape[1])] * shape[1]

@@ -1,6 +1,6 @@
 // Type-checks the browser entry's declarations (pkg/browser.d.ts over pkg/index.d.ts, what a bundler's
 // project resolves) against the way the README uses them; compiled with --noEmit only.
-import { openStore, background, specId, tensorStats, stepStats, setHelpers, helperCounts, SomatizeError, type Store, type IndexRow, type Fetched } from "somatize";
+import { openStore, background, specId, tensorStats, stepStats, summaryStats, setHelpers, helperCounts, SomatizeError, type Store, type IndexRow, type Fetched } from "somatize";
 // @ts-expect-error: folderSource is the Node entry's
 import { folderSource } from "somatize";
 
@@ -18,6 +18,7 @@ async function main(path: string, bytes: Uint8Array): Promise<void> {
   const measured: number | undefined = stepStats(null, bytes, bytes)["fc1"]?.["update_ratio"];
   // @ts-expect-error: a path is what the Node entry takes, not the browser's
   stepStats(null, "step_1.npz");
+  const fromSummary: number | undefined = summaryStats(null, { outputs: [] }, new Float64Array(0))["fc1"]?.["units"];
   const helpersBefore: number = setHelpers(0);
   const { blocks }: { blocks: number } = helperCounts();
   const { bytes: read } = await store.stats();
