@@ -206,7 +206,9 @@ pub fn node_metrics(node: &NodeSums) -> Metrics {
 fn output_metrics(o: &OutputSums, saturating: bool, outgoing: Option<&[f64]>, out: &mut Metrics) {
     let u = &o.units;
     let finite: f64 = u.count.iter().sum();
+    // (A unit with no finite output has no shift: it adds nothing.)
     let total: f64 = (0..u.len())
+        .filter(|&i| u.count[i] > 0.0)
         .map(|i| u.count[i] * u.shift[i] + u.sum[i])
         .sum();
     put(out, m::ACT_MEAN, (finite > 0.0).then(|| total / finite));
