@@ -173,12 +173,14 @@ export function stepStats(
 /** A step's summary (what `somatize.torch.watch` sends: the sufficient statistics measured on
  * the device, docs/recording.md "Summaries") turned into `{node: {metric: value}}` as the
  * companion derives it, the same code as for whole tensors. `summary`: the frame's `summary`
- * structure (JSON text or an object); `values`: its numbers. Throws a SomatizeError:
+ * structure (JSON text or an object); `values`: its numbers; `samples`: its `summary.samples`
+ * tensor (the matrices whose singular values Rust takes), when the summary names samples. Throws a SomatizeError:
  * BAD_GRAPH, BAD_SUMMARY, BAD_OPTION. */
 export function summaryStats(
   graph: string | Uint8Array | DumpGraph | null | undefined,
   summary: string | object,
   values: Float64Array,
+  samples?: Float32Array | Float64Array | null,
 ): Record<string, Record<string, number>>;
 /** How many worker threads (in Node; none in the browser) help observeTensors with a long float32 tensor (2^23
  * values or more): none by default (SOMATIZE_HELPERS, a number or `auto`, sets the starting

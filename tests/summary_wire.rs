@@ -104,7 +104,7 @@ fn expect(stats: &NodeStats, node: &str, want: &[(&str, f64)]) {
 #[test]
 fn a_hand_built_summary_gives_the_metrics_worked_out_by_hand() {
     let (w, values) = hand_built();
-    let summary = StepSummary::from_wire(&w, &values).unwrap();
+    let summary = StepSummary::from_wire(&w, &values, &[]).unwrap();
     let stats = summary_stats(&graph(), &summary);
     expect(
         &stats,
@@ -174,7 +174,7 @@ fn the_hand_built_summary_is_what_the_whole_tensors_give() {
     .collect();
     let whole = step_stats(&graph(), &step, None).unwrap();
     let (w, values) = hand_built();
-    let from_summary = summary_stats(&graph(), &StepSummary::from_wire(&w, &values).unwrap());
+    let from_summary = summary_stats(&graph(), &StepSummary::from_wire(&w, &values, &[]).unwrap());
     for node in ["fc", "act"] {
         for (metric, want) in &whole[node] {
             // (The whole tensors also give the gradient's and the output's spectra, which the
@@ -237,7 +237,7 @@ fn a_summary_torch_sent_reads_back_whole() {
 #[test]
 fn hostile_summaries_are_refused_with_what_is_wrong() {
     type Change = fn(&mut Value, &mut Vec<f64>);
-    let cases: [(&str, Change, &str); 10] = [
+    let cases: [(&str, Change, &str); 11] = [
         (
             "an offset past the numbers",
             |w, _| w["tensors"][0]["sum_sq"] = json!(1000),
@@ -281,10 +281,19 @@ fn hostile_summaries_are_refused_with_what_is_wrong() {
         (
             "a spectrum larger than the sample's bound",
             |w, v| {
-                w["spectra"] = json!([{"node": "fc", "of": "grad", "rows": 65, "cols": 2,
-                                      "at": v.len()}]);
+                let _ = v;
+                w["samples"] = json!([{"node": "fc", "of": "grad", "rows": 65, "cols": 2,
+                                      "at": 0}]);
             },
             "at most 64",
+        ),
+        (
+            "a sample past the samples",
+            |w, _| {
+                w["samples"] = json!([{"node": "fc", "of": "grad", "rows": 12, "cols": 12,
+                                      "at": 0}]);
+            },
+            "past the",
         ),
         (
             "column sums of a tensor of one axis",
@@ -301,7 +310,8 @@ fn hostile_summaries_are_refused_with_what_is_wrong() {
         let (w, mut values) = hand_built();
         let mut w = serde_json::to_value(&w).unwrap();
         change(&mut w, &mut values);
-        let got = StepSummary::from_wire(&wire(w), &values);
+        // 130 samples' numbers: room for a 65 x 2 sample, not a 12 x 12 one.
+        let got = StepSummary::from_wire(&wire(w), &values, &[0.5; 130]);
         match got {
             Err(e) => assert!(
                 e.to_string().contains(wanted),
@@ -310,13 +320,20 @@ fn hostile_summaries_are_refused_with_what_is_wrong() {
             Ok(_) => panic!("{what}: accepted"),
         }
     }
-    // A spectrum of a non-finite sample is no spectrum, and no error.
-    let (w, mut values) = hand_built();
+    // A non-finite sample has no spectrum, and is no error; a finite one's singular values
+    // are taken in Rust: [3, 4] has the one singular value 5.
+    let (w, values) = hand_built();
     let mut w = serde_json::to_value(&w).unwrap();
-    w["spectra"] = json!([{"node": "fc", "of": "grad", "rows": 1, "cols": 2, "at": values.len()}]);
-    values.push(f64::NAN);
-    let s = StepSummary::from_wire(&wire(w), &values).unwrap();
+    w["samples"] = json!([{"node": "fc", "of": "grad", "rows": 1, "cols": 2, "at": 0}]);
+    let s = StepSummary::from_wire(&wire(w.clone()), &values, &[f64::NAN, 1.0]).unwrap();
     assert!(s.spectra.is_empty(), "{s:?}");
+    let s = StepSummary::from_wire(&wire(w), &values, &[3.0, 4.0]).unwrap();
+    let sv = &s.spectra["fc"]
+        .grad
+        .as_ref()
+        .expect("a gradient spectrum")
+        .values;
+    assert!(sv.len() == 1 && (sv[0] - 5.0).abs() < 1e-12, "{sv:?}");
     // The numbers must be a float64 tensor named `summary`.
     let (w, values) = hand_built();
     let bytes: Vec<u8> = values
@@ -404,4 +421,33 @@ fn the_companion_records_a_summary_and_survives_a_bad_one() {
         !stats.contains_key("act") && stats.contains_key("loss"),
         "{stats:?}"
     );
+}
+
+/// An output whose one unit is non-finite throughout (seen on the benchmark's nan-cnn: a
+/// channel of 1e29s gone to inf) still has the mean of its finite entries, and its other
+/// metrics over the live unit.
+#[test]
+fn a_unit_with_no_finite_output_leaves_the_mean_of_the_rest() {
+    let act = TypedTensor::from_f32(
+        "act.act",
+        vec![1.0, f32::NAN, 2.0, f32::INFINITY, 6.0, f32::NAN],
+        vec![3, 2],
+    )
+    .unwrap();
+    let step: Step = [("act.act".to_string(), act)].into_iter().collect();
+    let stats = step_stats(&Graph::of([("act", "Linear")]), &step, None).unwrap();
+    let row = &stats["act"];
+    for (metric, want) in [
+        ("act_mean", 3.0),
+        ("act_mean_sq", 9.0),
+        ("act_var", 14.0 / 3.0),
+        ("nonfinite", 3.0),
+        ("units", 2.0),
+    ] {
+        let got = row.get(metric).map(|n| n.0);
+        assert!(
+            got.is_some_and(|g| close(g, want)),
+            "{metric}: got {got:?}, wanted {want}; all: {row:?}"
+        );
+    }
 }

@@ -107,9 +107,10 @@ class Channel:
         where, read_back, error, and anything else), per-node statistics (node -> metric ->
         number) and tensors (key -> array; kept only on steps that ``keeps_tensors``, or always
         with ``keep_all``). ``where``: where the loss was computed (default: not said).
-        ``summary``: ``(structure, numbers)``, the step's summary (src/health/summary.rs
-        ``WireSummary`` and its float64 numbers), from which the companion derives the node
-        metrics (docs/recording.md, "Summaries"); never stored."""
+        ``summary``: ``(structure, numbers, samples)``, the step's summary
+        (src/health/summary.rs ``WireSummary``, its float64 numbers and its float32 or float64
+        spectrum samples), from which the companion derives the node metrics
+        (docs/recording.md, "Summaries"); never stored."""
         if not self.enabled:
             return
         facts = [dict(f) for f in (facts or [])]
@@ -130,11 +131,16 @@ class Channel:
             header["stats"] = {n: {m: _json_number(v) for m, v in row.items()} for n, row in stats.items()}
         arrays, specs = [], []
         if summary is not None:
-            structure, numbers = summary
+            structure, numbers, samples = summary
             numbers = np.ascontiguousarray(numbers, dtype="<f8")
             header["summary"] = structure
             specs.append({"key": "summary", "dtype": "float64", "shape": [int(numbers.size)]})
             arrays.append(numbers)
+            if samples is not None and samples.size:
+                samples = np.ascontiguousarray(samples)
+                specs.append({"key": "summary.samples", "dtype": samples.dtype.name,
+                              "shape": [int(samples.size)]})
+                arrays.append(samples)
         if tensors and (keep_all or self.keeps_tensors(step)):
             for key, value in tensors.items():
                 arr = _as_array(value)

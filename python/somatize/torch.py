@@ -57,17 +57,12 @@ import torch
 from . import _channel
 from ._companion import Companion
 
-# The constants of src/health/measure.rs (fixed at measurement; see docs/health.md).
-DEAD_ACTIVITY = 0.01
-DORMANT_SCORE = 0.1
+# The constants summarising needs (src/health/measure.rs, rank.rs; docs/health.md): past what
+# an output counts as saturated; the most entries a CKA intermediate (n x n or features²) may
+# hold; the most rows and columns of a matrix whose singular values are taken (a longer side
+# is read at an even stride). What the metrics make of the summaries (dead, dormant, ignored
+# units, the ranks) is Rust's alone (src/health/metrics.rs).
 SATURATED_OUTPUT = 0.97
-SATURATED_UNIT_SHARE = 0.99
-IGNORED_UTILITY = 0.01
-UPDATE_RANK_RESOLUTION = 1e-5
-# src/health/rank.rs: srank's delta, and the most rows and columns of a matrix whose singular
-# values are taken (a longer side is read at an even stride).
-SRANK_DELTA = 0.01
-# src/health/measure.rs: the most entries a CKA intermediate (n x n or features²) may hold.
 CKA_MAX_ENTRIES = 1 << 22
 SPECTRUM_MAX_ROWS = 64
 SPECTRUM_MAX_COLS = 128
@@ -416,48 +411,13 @@ def _stride(n, most):
 
 def _spectrum_sample(m):
     """The rows and columns of the matrix ``m`` whose singular values are taken (rank.rs's
-    strides: at most SPECTRUM_MAX_ROWS rows and SPECTRUM_MAX_COLS columns), as a small float64
-    copy on its device."""
+    strides: at most SPECTRUM_MAX_ROWS rows and SPECTRUM_MAX_COLS columns), as a small copy on
+    its device: float32 (bf16 and fp16 widen to it exactly), float64 kept. Rust takes its
+    singular values (the SVD whole tensors get), so only this sample crosses to the host."""
     (rs, _), (cs, _) = _stride(m.shape[0], SPECTRUM_MAX_ROWS), _stride(m.shape[1],
                                                                          SPECTRUM_MAX_COLS)
-    return m.detach()[::rs, ::cs].to(torch.float64, copy=True)
-
-
-def _spectra(samples):
-    """The singular values of each sample, by one batched decomposition on the device: a
-    (samples × SPECTRUM_MAX_ROWS) float64 tensor, each row's first min(rows, cols) its sample's
-    singular values, largest first (the rest zero), or NaN throughout for a sample with a
-    non-finite entry (it has none, as rank.rs; the wire's spectra say so).
-
-    Each sample sits in a zero-padded ROWS x COLS matrix M; the squared singular values are
-    the eigenvalues of the ROWS x ROWS Gram matrix M Mᵀ (a symmetric eigenproblem of 64 x 64 is
-    a third of a 64 x 128 SVD's cost, with values exact to rounding of the largest: a direction
-    the sample does not span reads about 1e-8 of the largest instead of 1e-16, which moves the
-    effective rank by at most a few parts in a million: 2.5e-6 for an exactly rank-1 float64
-    matrix, about 1e-6 for a float32 tensor's, in tests/python/test_spectra.py; srank and the
-    stable rank come out the same)."""
-    dev = samples[0].device
-    b = len(samples)
-    batch = torch.zeros(b, SPECTRUM_MAX_ROWS, SPECTRUM_MAX_COLS, dtype=torch.float64, device=dev)
-    for i, m in enumerate(samples):
-        batch[i, :m.shape[0], :m.shape[1]] = m
-    # Each sample divided by its largest |entry| first, so its Gram matrix neither overflows
-    # nor underflows (and multiplied back after). That largest |entry| is NaN or infinite
-    # just when an entry is: such a sample's Gram matrix is zeroed and its row made NaN.
-    top = torch.linalg.vector_norm(batch, float("inf"), dim=(1, 2))
-    finite = torch.isfinite(top)
-    scale = torch.where(finite & (top > 0), top, torch.ones_like(top))
-    batch.div_(scale[:, None, None])
-    gram = batch @ batch.transpose(1, 2)
-    gram = torch.where(finite[:, None, None], gram, torch.zeros((), dtype=gram.dtype,
-                                                                device=dev))
-    # Ascending eigenvalues, largest first, as singular values (rounding below zero is zero).
-    sv = torch.linalg.eigvalsh(gram).flip(1).clamp(min=0).sqrt() * scale[:, None]
-    k = torch.tensor([min(m.shape) for m in samples], device=dev)
-    own = torch.arange(SPECTRUM_MAX_ROWS, device=dev)[None, :] < k[:, None]
-    sv = torch.where(own, sv, torch.zeros((), dtype=sv.dtype, device=dev))
-    return torch.where(finite[:, None], sv, torch.full((), math.nan, dtype=sv.dtype,
-                                                           device=dev))
+    dtype = torch.float64 if m.dtype == torch.float64 else torch.float32
+    return m.detach()[::rs, ::cs].to(dtype, copy=True)
 
 
 def _cka(x, y):
@@ -973,13 +933,27 @@ class Watch:
             self._pending, self._pending_sv = None, {}
         with torch.no_grad():
             self._settle_outputs()
-            wire, parts, patches = self._summary()
+            wire, parts, patches, samples = self._summary()
             if loss is not None:
                 parts.append(loss.detach().reshape(1).to(torch.float64))
-            # The one copy to the host of this step.
+            # The one copy to the host of this step: the numbers, then the samples (float32
+            # unless one is float64), back to back.
             dev = parts[0].device
-            host = torch.cat([t.reshape(-1).to(device=dev, dtype=torch.float64)
-                              for t in parts]).cpu().numpy()
+            numbers = torch.cat([t.reshape(-1).to(device=dev, dtype=torch.float64)
+                                 for t in parts])
+            kind = (torch.float64 if any(m.dtype == torch.float64 for m in samples)
+                    else torch.float32)
+            flat = (torch.cat([m.reshape(-1).to(device=dev, dtype=kind) for m in samples])
+                    if samples else torch.zeros(0, dtype=kind, device=dev))
+            both = torch.cat([numbers, flat.view(torch.float64)]) if (
+                kind == torch.float64 or flat.numel() % 2 == 0) else None
+            if both is not None:
+                both = both.cpu().numpy()
+                host = both[:numbers.numel()]
+                sampled = both[numbers.numel():].view(
+                    "<f8" if kind == torch.float64 else "<f4")
+            else:
+                host, sampled = numbers.cpu().numpy(), flat.cpu().numpy()
         for at, value in patches:
             host[at] = value
         value = None
@@ -988,16 +962,17 @@ class Watch:
         facts = self._facts()
         tensors = self._whole_tensors(forward) if self._keeping() else None
         # (Kept until the next step: what was sent, for tests and for looking into a run.)
-        self.last_summary = (wire, host)
-        self._send(forward, value, facts, (wire, host), tensors)
+        self.last_summary = (wire, host, sampled)
+        self._send(forward, value, facts, self.last_summary, tensors)
         self._clear_step()
         return forward
 
     def _summary(self):
         """This step's summary as the wire carries it (src/health/summary.rs ``WireSummary``):
         its structure, the device tensors its numbers are cut from (in order: one float64
-        vector once concatenated), and ``(offset, value)`` patches of numbers known on the host
-        (the finite-only sums of a tensor with a non-finite entry)."""
+        vector once concatenated), ``(offset, value)`` patches of numbers known on the host
+        (the finite-only sums of a tensor with a non-finite entry), and the spectrum samples
+        (in order: one vector of their own)."""
         parts, size, patches = [], 0, []
 
         def add(t):
@@ -1013,7 +988,7 @@ class Watch:
         now = self._params_now
         full, gi = now["full"], now["gi"]
         exact_p, exact_g = now["exact_p"], now["exact_g"]
-        wire = {"tensors": [], "updates": [], "outputs": [], "spectra": [], "cka": []}
+        wire = {"tensors": [], "updates": [], "outputs": [], "samples": [], "cka": []}
         sizes = self._param_sizes
         # The parameters: every one, each under its keys (a shared weight under each).
         pt = {"keys": self._param_keys, "shapes": self._param_shapes,
@@ -1083,31 +1058,31 @@ class Watch:
                 if counts is not None:
                     entry["counts"] = counts
                 wire["outputs"].append(entry)
-        # Spectra: every sample's singular values by one batched decomposition; a sample
-        # shared by nodes (an output handed on unchanged) is decomposed once.
-        samples = []
+        # Spectra: each sample (a sample shared by nodes, an output handed on unchanged, once),
+        # in one tensor of their own; Rust takes their singular values.
+        found = []
         for node in self._nodes:
             for of, m in (("grad", self._grad_sv.get(node.name) if full else None),
                           ("feature", node.feature),
                           ("update", self._pending_sv.get(node.name)
                            if self._pending is not None else None)):
                 if m is not None:
-                    samples.append((node.name, of, m))
-        if samples:
-            unique = list({id(m): m for _, _, m in samples}.values())
-            row = {id(m): i for i, m in enumerate(unique)}
-            base = add(_spectra(unique))
-            for name, of, m in samples:
-                wire["spectra"].append({"node": name, "of": of, "rows": m.shape[0],
-                                        "cols": m.shape[1],
-                                        "at": base + row[id(m)] * SPECTRUM_MAX_ROWS})
+                    found.append((node.name, of, m))
+        samples, where, offset = [], {}, 0
+        for name, of, m in found:
+            if id(m) not in where:
+                where[id(m)] = offset
+                samples.append(m)
+                offset += m.numel()
+            wire["samples"].append({"node": name, "of": of, "rows": m.shape[0],
+                                    "cols": m.shape[1], "at": where[id(m)]})
         # The CKA sums of each pair declared apart, on its second node (record.rs).
         if full:
             for a, b in self._apart:
                 if a in self._outputs and b in self._outputs:
                     wire["cka"].append({"node": b, "at": add(_cka(self._outputs[a],
                                                                   self._outputs[b]))})
-        return wire, parts, patches
+        return wire, parts, patches, samples
 
     def _clear_step(self):
         """Forget this step's measurements and go on to the next forward."""

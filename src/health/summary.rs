@@ -401,11 +401,11 @@ pub struct WireOutput {
     pub counts: Option<usize>,
 }
 
-/// A spectrum on the wire: min(rows, cols) singular values at `at`, largest first; any
-/// non-finite value means the sample had a non-finite entry (no spectrum, as
-/// [`super::rank`] has none).
+/// A spectrum's sample on the wire: the `rows × cols` matrix (row-major) at `at` in the
+/// frame's [`WIRE_SAMPLES`] tensor, whose singular values Rust takes ([`super::rank`]'s SVD,
+/// the one whole tensors get); a sample with a non-finite entry has none.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct WireSpectrum {
+pub struct WireSample {
     pub node: String,
     pub of: SpectrumOf,
     pub rows: usize,
@@ -420,8 +420,9 @@ pub struct WireCka {
     pub at: usize,
 }
 
-/// A step's summary as a frame carries it: this structure (JSON, in the frame's header) and
-/// its numbers (the frame's float64 tensor [`WIRE_VALUES`]).
+/// A step's summary as a frame carries it: this structure (JSON, in the frame's header), its
+/// numbers (the frame's float64 tensor [`WIRE_VALUES`]) and its spectrum samples (the tensor
+/// [`WIRE_SAMPLES`]).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct WireSummary {
     #[serde(default)]
@@ -431,13 +432,16 @@ pub struct WireSummary {
     #[serde(default)]
     pub outputs: Vec<WireOutput>,
     #[serde(default)]
-    pub spectra: Vec<WireSpectrum>,
+    pub samples: Vec<WireSample>,
     #[serde(default)]
     pub cka: Vec<WireCka>,
 }
 
 /// The key of a frame's tensor holding its summary's numbers (float64), never stored.
 pub const WIRE_VALUES: &str = "summary";
+/// The key of a frame's tensor holding its summary's spectrum samples (float32 or float64),
+/// never stored.
+pub const WIRE_SAMPLES: &str = "summary.samples";
 
 /// Reads numbers out of a summary's values, bounds-checked.
 struct Values<'a>(&'a [f64]);
@@ -476,9 +480,14 @@ fn first(keys: &[String]) -> &str {
 }
 
 impl StepSummary {
-    /// The summary a frame carries: `wire`'s structure over `values`. Every offset, count
-    /// and length is checked; a node's outputs named more than once are merged (one per call).
-    pub fn from_wire(wire: &WireSummary, values: &[f64]) -> Result<StepSummary, SummaryError> {
+    /// The summary a frame carries: `wire`'s structure over `values` and `samples`. Every
+    /// offset, count and length is checked; a node's outputs named more than once are merged
+    /// (one per call); each sample's singular values are taken here.
+    pub fn from_wire(
+        wire: &WireSummary,
+        values: &[f64],
+        samples: &[f64],
+    ) -> Result<StepSummary, SummaryError> {
         let v = Values(values);
         let mut out = StepSummary::default();
         for group in &wire.tensors {
@@ -517,7 +526,8 @@ impl StepSummary {
                 }
             }
         }
-        for s in &wire.spectra {
+        let samples = Values(samples);
+        for s in &wire.samples {
             let entry = format!("{} ({:?})", s.node, s.of);
             let (max_rows, max_cols) = (SPECTRUM_MAX_ROWS, SPECTRUM_MAX_COLS);
             if s.rows == 0 || s.cols == 0 || s.rows > max_rows || s.cols > max_cols {
@@ -529,15 +539,15 @@ impl StepSummary {
                     ),
                 ));
             }
-            let k = s.rows.min(s.cols);
-            let sv = v.get(&entry, s.at, k)?;
-            if !sv.iter().all(|x| x.is_finite()) {
-                continue; // a non-finite entry in the sample: no singular values
-            }
+            let m = samples.get(&entry, s.at, s.rows * s.cols)?;
+            // A non-finite entry in the sample: no singular values (as rank.rs).
+            let Ok(values) = crate::math::linalg::singular_values(m, s.rows, s.cols) else {
+                continue;
+            };
             let spectrum = Spectrum {
                 rows: s.rows,
                 cols: s.cols,
-                values: sv.to_vec(),
+                values,
             };
             let node = out.spectra.entry(s.node.clone()).or_default();
             match s.of {

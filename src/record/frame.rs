@@ -4,7 +4,7 @@
 //! bytes back to back, little-endian, C order, each exactly `itemsize * prod(shape)` long.
 //! See docs/recording.md.
 
-use crate::health::summary::{StepSummary, SummaryError, WireSummary, WIRE_VALUES};
+use crate::health::summary::{StepSummary, SummaryError, WireSummary, WIRE_SAMPLES, WIRE_VALUES};
 use crate::store::{Fact, ForwardRecord, NodeStats, TensorBytes};
 use crate::tensor::DType;
 use serde::Deserialize;
@@ -204,42 +204,83 @@ impl Frame {
         self.header.kind.as_deref() == Some("hello")
     }
 
-    /// Whether declared tensor `i` holds the summary's numbers (never stored).
+    /// Whether declared tensor `i` holds the summary's numbers or samples (never stored).
     fn is_summary_values(&self, i: usize) -> bool {
         self.header.summary.is_some()
             && self
                 .header
                 .tensors
                 .get(i)
-                .is_some_and(|t| t.key == WIRE_VALUES)
+                .is_some_and(|t| t.key == WIRE_VALUES || t.key == WIRE_SAMPLES)
+    }
+
+    /// The numbers of the summary tensor `key`, as f64: float64 (or, with `f32`, float32)
+    /// bytes; `Ok(None)` when the frame has no such tensor.
+    fn summary_tensor(&self, key: &str, f32: bool) -> Result<Option<Vec<f64>>, SummaryError> {
+        let Some(i) = (0..self.header.tensors.len())
+            .find(|&i| self.is_summary_values(i) && self.header.tensors[i].key == key)
+        else {
+            return Ok(None);
+        };
+        let Some((dtype, range)) = self.layout.get(i) else {
+            return Ok(None);
+        };
+        let bytes = self.payload.get(range.clone()).unwrap_or_default();
+        match dtype {
+            DType::F64 => Ok(Some(
+                bytes
+                    .chunks_exact(8)
+                    .map(|b| f64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
+                    .collect(),
+            )),
+            DType::F32 if f32 => Ok(Some(
+                bytes
+                    .chunks_exact(4)
+                    .map(|b| f64::from(f32::from_le_bytes(b.try_into().unwrap_or([0; 4]))))
+                    .collect(),
+            )),
+            other => Err(SummaryError::Values {
+                detail: format!(
+                    "tensor {key:?} is {other:?}, not float64{}",
+                    if f32 { " or float32" } else { "" }
+                ),
+            }),
+        }
     }
 
     /// The step's summary, when the frame carries one: its structure over the numbers of its
-    /// [`WIRE_VALUES`] tensor (float64), every offset and count checked.
+    /// [`WIRE_VALUES`] tensor (float64) and the samples of its [`WIRE_SAMPLES`] tensor
+    /// (float32 or float64), every offset and count checked.
     pub fn summary(&self) -> Option<Result<StepSummary, SummaryError>> {
         let wire = self.header.summary.as_ref()?;
-        let i = (0..self.header.tensors.len()).find(|&i| self.is_summary_values(i));
-        let values = match i.and_then(|i| self.layout.get(i)) {
-            Some((DType::F64, range)) => self
-                .payload
-                .get(range.clone())
-                .unwrap_or_default()
-                .chunks_exact(8)
-                .map(|b| f64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
-                .collect::<Vec<f64>>(),
-            Some((dtype, _)) => {
-                return Some(Err(SummaryError::Values {
-                    detail: format!("tensor {WIRE_VALUES:?} is {dtype:?}, not float64"),
-                }))
-            }
-            None if wire == &WireSummary::default() => Vec::new(),
-            None => {
-                return Some(Err(SummaryError::Values {
-                    detail: format!("no tensor {WIRE_VALUES:?} holds the summary's numbers"),
-                }))
-            }
+        let read = || -> Result<StepSummary, SummaryError> {
+            let values = match self.summary_tensor(WIRE_VALUES, false)? {
+                Some(v) => v,
+                None if wire.tensors.is_empty()
+                    && wire.updates.is_empty()
+                    && wire.outputs.is_empty()
+                    && wire.cka.is_empty() =>
+                {
+                    Vec::new()
+                }
+                None => {
+                    return Err(SummaryError::Values {
+                        detail: format!("no tensor {WIRE_VALUES:?} holds the summary's numbers"),
+                    })
+                }
+            };
+            let samples = match self.summary_tensor(WIRE_SAMPLES, true)? {
+                Some(v) => v,
+                None if wire.samples.is_empty() => Vec::new(),
+                None => {
+                    return Err(SummaryError::Values {
+                        detail: format!("no tensor {WIRE_SAMPLES:?} holds the summary's samples"),
+                    })
+                }
+            };
+            StepSummary::from_wire(wire, &values, &samples)
         };
-        Some(StepSummary::from_wire(wire, &values))
+        Some(read())
     }
 
     /// The frame as a forward record borrowing its tensor bytes; `keep_tensors` false drops them

@@ -120,15 +120,34 @@ fn plain_stats(stats: &crate::store::NodeStats) -> Result<JsValue, JsError> {
     to_js(&plain)
 }
 
-/// `summaryStats(graph, summary, values)`: a step's summary (torch's, as a frame carries it:
-/// its structure, JSON text or an object, and its numbers, a Float64Array) turned into
-/// `{node: {metric: value}}` as the companion derives them (docs/recording.md,
-/// "Summaries"), over the nodes of `graph` (graph.json's text, bytes or object).
+/// A Float64Array's or Float32Array's numbers as f64 (`what` names it in the error).
+fn numbers(v: &JsValue, what: &str, f32: bool) -> Result<Vec<f64>, JsError> {
+    if let Some(a) = v.dyn_ref::<js_sys::Float64Array>() {
+        return Ok(a.to_vec());
+    }
+    if let (true, Some(a)) = (f32, v.dyn_ref::<js_sys::Float32Array>()) {
+        return Ok(a.to_vec().into_iter().map(f64::from).collect());
+    }
+    Err(coded(
+        codes::BAD_OPTION,
+        format!(
+            "summaryStats takes the summary's {what} as a Float64Array{}",
+            if f32 { " or a Float32Array" } else { "" }
+        ),
+    ))
+}
+
+/// `summaryStats(graph, summary, values, samples?)`: a step's summary (torch's, as a frame
+/// carries it: its structure, JSON text or an object; its numbers, a Float64Array; its
+/// spectrum samples, a Float32Array or Float64Array) turned into `{node: {metric: value}}` as
+/// the companion derives them (docs/recording.md, "Summaries"), over the nodes of `graph`
+/// (graph.json's text, bytes or object).
 #[wasm_bindgen(js_name = summaryStats)]
 pub fn summary_stats_js(
     graph: JsValue,
     summary: JsValue,
     values: JsValue,
+    samples: JsValue,
 ) -> Result<JsValue, JsValue> {
     with_code(|| {
         let graph = graph_from_js(graph)?;
@@ -144,16 +163,14 @@ pub fn summary_stats_js(
                 "summaryStats takes the summary as JSON text or an object",
             ));
         };
-        let values = values
-            .dyn_ref::<js_sys::Float64Array>()
-            .ok_or_else(|| {
-                coded(
-                    codes::BAD_OPTION,
-                    "summaryStats takes the summary's numbers as a Float64Array",
-                )
-            })?
-            .to_vec();
-        let summary = StepSummary::from_wire(&wire, &values).map_err(|e| bad(e.to_string()))?;
+        let values = numbers(&values, "numbers", false)?;
+        let samples = if samples.is_undefined() || samples.is_null() {
+            Vec::new()
+        } else {
+            numbers(&samples, "samples", true)?
+        };
+        let summary =
+            StepSummary::from_wire(&wire, &values, &samples).map_err(|e| bad(e.to_string()))?;
         plain_stats(&summary_stats(&graph, &summary))
     })
 }

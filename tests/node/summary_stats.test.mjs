@@ -63,11 +63,21 @@ test("a summary the package's channel sent reads back whole", () => {
   const bytes = readFileSync(fileURLToPath(new URL("../../fuzz/corpus/frame/summary_frame.bin", import.meta.url)));
   const length = bytes.readUInt32LE(0);
   const header = JSON.parse(bytes.subarray(4, 4 + length).toString("utf8"));
-  assert.equal(header.tensors[0].key, "summary");
-  const payload = bytes.subarray(4 + length, 4 + length + 8 * header.tensors[0].shape[0]);
-  const numbers = new Float64Array(payload.buffer.slice(payload.byteOffset, payload.byteOffset + payload.length));
+  // The frame's tensors back to back after its header: the numbers (float64), the samples.
+  const tensors = {};
+  let at = 4 + length;
+  for (const t of header.tensors) {
+    const size = { float64: 8, float32: 4 }[t.dtype] * t.shape.reduce((a, b) => a * b, 1);
+    const part = bytes.buffer.slice(bytes.byteOffset + at, bytes.byteOffset + at + size);
+    tensors[t.key] = t.dtype === "float64" ? new Float64Array(part) : new Float32Array(part);
+    at += size;
+  }
+  assert.ok(tensors.summary instanceof Float64Array, "the numbers are float64");
+  assert.ok(tensors["summary.samples"] instanceof Float32Array, "the samples are float32");
   const nodes = header.facts.filter((f) => f.kind !== "loss").map((f) => ({ name: f.node, kind: f.kind, layout: f.layout }));
-  const got = summaryStats({ nodes }, header.summary, numbers);
+  const got = summaryStats({ nodes }, header.summary, tensors.summary, tensors["summary.samples"]);
+  // Without its samples, a summary that names some is refused.
+  throwsWith(() => summaryStats({ nodes }, header.summary, tensors.summary), { code: "BAD_SUMMARY", message: /past the/ });
   for (const [node, metrics] of [["0", ["param_norm", "update_ratio", "act_var", "update_erank"]], ["1", ["act_saturated_fraction", "ignored_units", "feature_erank"]], ["2", ["cka", "grad_zero_fraction"]]]) {
     for (const m of metrics) assert.ok(Number.isFinite(got[node]?.[m]), `${node} lacks ${m}: ${JSON.stringify(got[node])}`);
   }
@@ -78,6 +88,7 @@ test("bad summaries are SomatizeErrors with a code", () => {
   throwsWith(() => summaryStats(graph, "{not json", values), { code: "BAD_SUMMARY" });
   throwsWith(() => summaryStats(graph, { tensors: [{ keys: [] }] }, values), { code: "BAD_SUMMARY" });
   throwsWith(() => summaryStats(graph, structure, [1, 2, 3]), { code: "BAD_OPTION", message: /Float64Array/ });
+  throwsWith(() => summaryStats(graph, structure, values, [1, 2]), { code: "BAD_OPTION", message: /Float32Array/ });
   throwsWith(() => summaryStats(graph, 12, values), { code: "BAD_OPTION" });
   throwsWith(() => summaryStats("{]", structure, values), { code: "BAD_GRAPH" });
 });

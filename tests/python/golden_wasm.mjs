@@ -3,7 +3,8 @@
 // scripts/build-wasm.sh), with the step before when the folder has step n − 1, as `somatize
 // import` pairs them. Prints {step, stats: {node: {metric: value}}} as JSON (NaN as null, as
 // `somatize seen --json` prints it). When the folder also has `summary.json` (the structure of
-// the last summary torch sent, with the run's graph) and `summary.f64` (its numbers), that
+// the last summary torch sent, with the run's graph), `summary.f64` (its numbers) and
+// `summary.samples` (its spectrum samples, dtype in `summary.samples.json`), that
 // summary's metrics as the wasm core derives them (summaryStats) are printed too, as `summary`.
 //
 //   node tests/python/golden_wasm.mjs <dump folder>
@@ -36,7 +37,11 @@ if (existsSync(sent)) {
   const { graph: nodes, summary } = JSON.parse(readFileSync(sent, "utf8"));
   const bytes = readFileSync(join(dir, "summary.f64"));
   const values = new Float64Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
-  out.summary = summaryStats(nodes, summary, values);
+  // The samples whose singular values Rust takes: float32, or float64 when one was.
+  const raw = readFileSync(join(dir, "summary.samples"));
+  const part = raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.length);
+  const samples = JSON.parse(readFileSync(join(dir, "summary.samples.json"), "utf8")).dtype === "float64" ? new Float64Array(part) : new Float32Array(part);
+  out.summary = summaryStats(nodes, summary, values, samples);
 }
 process.stdout.write(JSON.stringify(out) + "\n");
 

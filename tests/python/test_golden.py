@@ -231,12 +231,14 @@ def train(tmp_path, case, steps):
         np.savez(dump / f"step_{step}.npz", **arrays)
         w.step(loss)
     # The last summary torch sent, for the wasm core to derive its metrics too.
-    wire, values = w.last_summary
+    wire, values, samples = w.last_summary
     graph = {"nodes": [{"name": f["node"], "kind": f["kind"],
                         **({"layout": f["layout"]} if "layout" in f else {})}
                        for f in w._facts()]}
     (dump / "summary.json").write_text(json.dumps({"graph": graph, "summary": wire}))
     (dump / "summary.f64").write_bytes(np.asarray(values, dtype="<f8").tobytes())
+    (dump / "summary.samples").write_bytes(np.ascontiguousarray(samples).tobytes())
+    (dump / "summary.samples.json").write_text(json.dumps({"dtype": samples.dtype.name}))
     w.close()
     return store, dump
 
