@@ -354,6 +354,48 @@ fn hostile_summaries_are_refused_with_what_is_wrong() {
     let frame = read_frame(&mut &encode(&header, &[])[..]).unwrap().unwrap();
     let err = frame.summary().unwrap().unwrap_err();
     assert!(err.to_string().contains("no tensor"), "{err}");
+    // The samples: float64 or float32, read alike; another dtype, or none when the summary
+    // names samples, is refused.
+    let (w, values) = hand_built();
+    let mut w = serde_json::to_value(&w).unwrap();
+    w["samples"] = json!([{"node": "fc", "of": "grad", "rows": 1, "cols": 2, "at": 0}]);
+    let numbers: Vec<u8> = values.iter().flat_map(|x| x.to_le_bytes()).collect();
+    let frame_with = |samples: Option<(&str, Vec<u8>)>| {
+        let mut tensors = vec![json!({"key": "summary", "dtype": "float64",
+                                      "shape": [values.len()]})];
+        let mut parts: Vec<Vec<u8>> = vec![numbers.clone()];
+        if let Some((dtype, bytes)) = samples {
+            tensors.push(json!({"key": "summary.samples", "dtype": dtype, "shape": [2]}));
+            parts.push(bytes);
+        }
+        let header = json!({"forward": 0, "summary": w, "tensors": tensors});
+        let parts: Vec<&[u8]> = parts.iter().map(|p| &p[..]).collect();
+        read_frame(&mut &encode(&header, &parts)[..])
+            .unwrap()
+            .unwrap()
+    };
+    let f64s: Vec<u8> = [3.0f64, 4.0].iter().flat_map(|x| x.to_le_bytes()).collect();
+    let f32s: Vec<u8> = [3.0f32, 4.0].iter().flat_map(|x| x.to_le_bytes()).collect();
+    for (dtype, bytes) in [("float64", f64s), ("float32", f32s)] {
+        let s = frame_with(Some((dtype, bytes))).summary().unwrap().unwrap();
+        let sv = &s.spectra["fc"]
+            .grad
+            .as_ref()
+            .expect("a gradient spectrum")
+            .values;
+        assert!(
+            sv.len() == 1 && (sv[0] - 5.0).abs() < 1e-12,
+            "{dtype}: {sv:?}"
+        );
+    }
+    let i32s: Vec<u8> = [3i32, 4].iter().flat_map(|x| x.to_le_bytes()).collect();
+    let err = frame_with(Some(("int32", i32s)))
+        .summary()
+        .unwrap()
+        .unwrap_err();
+    assert!(err.to_string().contains("not float64 or float32"), "{err}");
+    let err = frame_with(None).summary().unwrap().unwrap_err();
+    assert!(err.to_string().contains("summary's samples"), "{err}");
 }
 
 /// A listening companion takes a frame's summary as the forward's metrics; one whose summary

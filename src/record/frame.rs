@@ -6,6 +6,7 @@
 
 use crate::health::summary::{StepSummary, SummaryError, WireSummary, WIRE_SAMPLES, WIRE_VALUES};
 use crate::store::{Fact, ForwardRecord, NodeStats, TensorBytes};
+use crate::tensor::elem::Elem;
 use crate::tensor::DType;
 use serde::Deserialize;
 use std::borrow::Cow;
@@ -225,27 +226,18 @@ impl Frame {
         let Some((dtype, range)) = self.layout.get(i) else {
             return Ok(None);
         };
-        let bytes = self.payload.get(range.clone()).unwrap_or_default();
-        match dtype {
-            DType::F64 => Ok(Some(
-                bytes
-                    .chunks_exact(8)
-                    .map(|b| f64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
-                    .collect(),
-            )),
-            DType::F32 if f32 => Ok(Some(
-                bytes
-                    .chunks_exact(4)
-                    .map(|b| f64::from(f32::from_le_bytes(b.try_into().unwrap_or([0; 4]))))
-                    .collect(),
-            )),
-            other => Err(SummaryError::Values {
+        if !(*dtype == DType::F64 || (f32 && *dtype == DType::F32)) {
+            return Err(SummaryError::Values {
                 detail: format!(
-                    "tensor {key:?} is {other:?}, not float64{}",
+                    "tensor {key:?} is {dtype:?}, not float64{}",
                     if f32 { " or float32" } else { "" }
                 ),
-            }),
+            });
         }
+        let bytes = self.payload.get(range.clone()).unwrap_or_default();
+        let mut out = Vec::with_capacity(bytes.len() / dtype.size());
+        Elem::le(*dtype).feed_f64(bytes, &mut |c| out.extend_from_slice(c));
+        Ok(Some(out))
     }
 
     /// The step's summary, when the frame carries one: its structure over the numbers of its

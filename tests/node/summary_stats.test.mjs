@@ -76,6 +76,8 @@ test("a summary the package's channel sent reads back whole", () => {
   assert.ok(tensors["summary.samples"] instanceof Float32Array, "the samples are float32");
   const nodes = header.facts.filter((f) => f.kind !== "loss").map((f) => ({ name: f.node, kind: f.kind, layout: f.layout }));
   const got = summaryStats({ nodes }, header.summary, tensors.summary, tensors["summary.samples"]);
+  // The same samples as a Float64Array: the same metrics.
+  assert.deepEqual(summaryStats({ nodes }, header.summary, tensors.summary, Float64Array.from(tensors["summary.samples"])), got);
   // Without its samples, a summary that names some is refused.
   throwsWith(() => summaryStats({ nodes }, header.summary, tensors.summary), { code: "BAD_SUMMARY", message: /past the/ });
   for (const [node, metrics] of [["0", ["param_norm", "update_ratio", "act_var", "update_erank"]], ["1", ["act_saturated_fraction", "ignored_units", "feature_erank"]], ["2", ["cka", "grad_zero_fraction"]]]) {

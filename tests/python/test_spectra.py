@@ -2,8 +2,8 @@
 values are wanted (``somatize.torch._spectrum_sample``: rank.rs's strides, at most
 SPECTRUM_MAX_ROWS x SPECTRUM_MAX_COLS, float32 or float64) and sends it in the frame's
 ``summary.samples`` tensor; Rust takes the SVD (the one whole tensors get), so the ranks
-from torch and from a dump of the same tensors are the same numbers (test_golden.py checks
-them to 1e-12). Here: the sample is exactly the rows and columns rank.rs reads, in the dtype it
+from torch and from a dump of the same tensors come from one SVD (test_golden.py compares
+every metric). Here: the sample is exactly the rows and columns rank.rs reads, in the dtype it
 widens to exactly; the wire names each sample where it sits; a sample shared by two nodes
 crosses once. Fixtures: seeded random matrices and small models, made here."""
 
@@ -72,3 +72,25 @@ def test_the_wire_names_each_sample_once_where_it_sits(tmp_path):
     assert (feature["rows"], feature["cols"]) == (45, 100)
     shared = [s for s in named if s["node"] == "1" and s["of"] == "feature"]
     assert shared and shared[0]["at"] == feature["at"]
+
+
+def test_a_float64_model_sends_float64_samples(tmp_path):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(5, 7), torch.nn.ReLU(),
+                                torch.nn.Linear(7, 2)).double()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    w = st.watch(model, opt, store=str(tmp_path / "store"), run="r", every=1)
+    x = torch.randn(9, 5, dtype=torch.float64)
+    for _ in range(2):
+        loss = model(x).square().mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        w.step(loss)
+    wire, numbers, samples = w.last_summary
+    w.close()
+    assert samples.dtype.name == "float64" and numbers.dtype.name == "float64"
+    # The gradient's sample of the first Linear is its whole 7 x 5 gradient, exactly.
+    g = [s for s in wire["samples"] if s["node"] == "0" and s["of"] == "grad"][0]
+    got = samples[g["at"]:g["at"] + 35].reshape(7, 5)
+    assert (got == model[0].weight.grad.numpy()).all()
