@@ -161,29 +161,36 @@ export async function writeOpfs(page, files) {
  * in turn until drawn (an error naming it if it is not within `ms`); then the view goes back
  * where it was. In a frame (the notebook widget's iframe) a figure is scrolled into view through
  * every frame around it (playwright's scrollIntoViewIfNeeded), as the window it must be seen
- * in is the page's, not the frame's.
+ * in is the page's, not the frame's. A figure pushed out of view after the scroll (a section
+ * above it filled in meanwhile grows) is scrolled to again, as a person would: up to four times.
  */
 export async function drawAll(target, ms = 15000) {
   const [x, y] = await target.evaluate(() => [scrollX, scrollY]);
   const ids = await target.evaluate(() => [...document.querySelectorAll(".figure[data-drawn=waiting]")].map((f) => f.id));
+  const tries = 4;
   for (const id of ids) {
-    const handle = await target.$(`[id="${id}"]`);
-    if (!handle) continue;
-    await handle.scrollIntoViewIfNeeded().catch(() => {}); // a figure hidden meanwhile stays as it is
-    await target.evaluate(async ([id, ms]) => {
-      const f = document.getElementById(id);
-      const deadline = performance.now() + ms;
-      while (f?.dataset.drawn === "waiting") {
-        if (performance.now() > deadline) {
-          const r = f.getBoundingClientRect();
-          throw new Error(`#${f.id} still waiting to be drawn after ${ms} ms in view ` +
-            `(rect ${Math.round(r.top)},${Math.round(r.left)} ${Math.round(r.width)}×${Math.round(r.height)}, ` +
-            `window ${innerWidth}×${innerHeight}, figure held: ${Boolean(f.somatizeWaiting)}, ` +
-            `error shown: ${JSON.stringify(document.querySelector("#error")?.textContent ?? "")})`);
+    for (let attempt = 1; ; attempt++) {
+      const handle = await target.$(`[id="${id}"]`);
+      if (!handle) break;
+      await handle.scrollIntoViewIfNeeded().catch(() => {}); // a figure hidden meanwhile stays as it is
+      const drawn = await target.evaluate(async ([id, ms, last]) => {
+        const f = document.getElementById(id);
+        const deadline = performance.now() + ms;
+        while (f?.dataset.drawn === "waiting") {
+          if (performance.now() > deadline) {
+            if (!last) return false;
+            const r = f.getBoundingClientRect();
+            throw new Error(`#${f.id} still waiting to be drawn after ${ms} ms in view ` +
+              `(rect ${Math.round(r.top)},${Math.round(r.left)} ${Math.round(r.width)}×${Math.round(r.height)}, ` +
+              `window ${innerWidth}×${innerHeight}, figure held: ${Boolean(f.somatizeWaiting)}, ` +
+              `error shown: ${JSON.stringify(document.querySelector("#error")?.textContent ?? "")})`);
+          }
+          await new Promise((r) => setTimeout(r, 20));
         }
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    }, [id, ms]);
+        return true;
+      }, [id, ms / tries, attempt === tries]);
+      if (drawn) break;
+    }
   }
   await target.evaluate(([x, y]) => scrollTo(x, y), [x, y]);
 }
