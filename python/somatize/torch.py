@@ -172,8 +172,15 @@ def layout(rule, ndim):
     return "N" + between + "D"
 
 
+def _sum_dtype(t):
+    """The dtype a tensor's sums are taken in: float32 (bf16 and fp16 widen to it), a float64
+    tensor's in float64 (a norm refuses to narrow)."""
+    return torch.float64 if t.dtype == torch.float64 else torch.float32
+
+
 def _norms(tensors, ord):
-    return torch._foreach_norm(tensors, ord, dtype=torch.float32)
+    wide = torch.float64 if any(t.dtype == torch.float64 for t in tensors) else torch.float32
+    return torch._foreach_norm(tensors, ord, dtype=wide)
 
 
 def _first_tensor(output):
@@ -221,10 +228,15 @@ def _absmax(t):
 # the max and the count read it from the cache, not from memory.
 _ABS_BLOCK = 1 << 18
 
+# The block of whole rows an output is summarised in on the CPU (``_summarise_output``): about
+# 512 KiB of float32, so its five passes after the first read it from the cache (half the
+# time of whole-tensor passes on a 1024 × 1024 output; bench/torch_lm.py).
+_OUTPUT_BLOCK = 1 << 17
 
-def _abs_summaries(t, zeros=False, squares=False, copy_to=None, columns=False):
+
+def _abs_summaries(t, zeros=False, copy_to=None, columns=False):
     """[Σ|t|, max |t|] (max 0 for an empty tensor), then with ``zeros`` the count of entries
-    that are not zero and with ``squares`` Σt², as 0-d float32 tensors (the count float64),
+    that are not zero, then Σt², as 0-d float32 tensors (the count float64),
     then with ``columns`` Σ|t| of each column of ``t`` as a matrix of its first axis's rows
     (float64; what the per-unit mean |w| of a weight reading a layer is taken from,
     ``_columns``).
@@ -241,7 +253,7 @@ def _abs_summaries(t, zeros=False, squares=False, copy_to=None, columns=False):
     width = math.prod(t.shape[1:]) if columns and t.dim() >= 2 else None
     if not t.numel():
         z = torch.zeros((), dtype=torch.float32, device=t.device)
-        out = [z] * (2 + zeros + squares)
+        out = [z] * (3 + zeros)
         if columns:
             out.append(torch.zeros(width or 0, dtype=torch.float64, device=t.device))
         return out
@@ -258,8 +270,7 @@ def _abs_summaries(t, zeros=False, squares=False, copy_to=None, columns=False):
                 into[start:start + step].copy_(part)
             sums.append(buf.sum())
             maxs.append(torch.amax(buf))
-            if squares:
-                sqs.append(torch.dot(buf, buf))
+            sqs.append(torch.dot(buf, buf))
             if width is not None:
                 c = buf.view(-1, width).sum(0).to(torch.float64)
                 cols = c if cols is None else cols.add_(c)
@@ -269,18 +280,16 @@ def _abs_summaries(t, zeros=False, squares=False, copy_to=None, columns=False):
                torch.amax(torch.stack(maxs))]
         if zeros:
             out.append(torch.stack(counts).sum(dtype=torch.float64))
-        if squares:
-            out.append(torch.stack(sqs).sum(dtype=torch.float64).to(torch.float32))
+        out.append(torch.stack(sqs).sum(dtype=torch.float64).to(torch.float32))
         if columns:
             out.append(cols)
         return out
     if copy_to is not None:
         copy_to.copy_(t)
-    out = [t.abs().sum(dtype=torch.float32), _absmax(t)]
+    out = [t.abs().sum(dtype=_sum_dtype(t)), _absmax(t)]
     if zeros:
         out.append(torch.count_nonzero(t).to(torch.float32))
-    if squares:
-        out.append(torch.linalg.vector_norm(t, dtype=torch.float32) ** 2)
+    out.append(torch.linalg.vector_norm(t, dtype=_sum_dtype(t)) ** 2)
     if columns:
         out.append(None if width is None else
                    t.detach().reshape(t.shape[0], -1).abs().sum(0, dtype=torch.float64))
@@ -299,6 +308,14 @@ def _small(t):
     return _cpu_fast(t) and 0 < t.numel() <= _SMALL
 
 
+def _split(ts, test):
+    """The indices of ``ts`` for which ``test(i, t)`` holds, and the others, in order."""
+    yes, no = [], []
+    for i, t in enumerate(ts):
+        (yes if test(i, t) else no).append(i)
+    return yes, no
+
+
 def _summaries(ts, zeros=False, copies=None, reads=()):
     """The full step's sums of each tensor of ``ts``: a float64 tensor of (3 + ``zeros``) rows
     × len(ts), Σ|t|, max |t|, (with ``zeros`` the count of entries that are not zero,) Σt²,
@@ -309,13 +326,12 @@ def _summaries(ts, zeros=False, copies=None, reads=()):
     ones (``_small``, not read for columns) are laid end to end and reduced at once by
     segment, in float64: about ten operations for all of them rather than a dozen each."""
     k = 3 + bool(zeros)
-    small = [i for i, t in enumerate(ts) if _small(t) and i not in reads]
-    lone = sorted(set(range(len(ts))) - set(small))
+    small, lone = _split(ts, lambda i, t: _small(t) and i not in reads)
     dev = ts[0].device
     out = torch.empty(k, len(ts), dtype=torch.float64, device=dev)
     columns = {}
     if lone:
-        per = [_abs_summaries(ts[i], zeros=zeros, squares=True,
+        per = [_abs_summaries(ts[i], zeros=zeros,
                               copy_to=None if copies is None else copies[i],
                               columns=i in reads) for i in lone]
         out[:, lone] = torch.stack([torch.stack([p[j] for p in per]).to(torch.float64)
@@ -340,9 +356,8 @@ def _diff_sqs(befores, afters):
     """‖before − after‖₂² of each pair, a float64 vector: the small ones (``_small``) subtracted
     in float32 at once and their squares summed by segment in float64, the rest by
     ``_diff_sq``."""
-    small = [i for i, t in enumerate(befores) if _small(t)]
+    small, lone = _split(befores, lambda i, t: _small(t))
     out = torch.empty(len(befores), dtype=torch.float64, device=befores[0].device)
-    lone = sorted(set(range(len(befores))) - set(small))
     if lone:
         out[lone] = torch.stack([_diff_sq(befores[i], afters[i]).to(torch.float64)
                                  for i in lone])
@@ -397,33 +412,41 @@ def _summarise_output(x2, scale):
     CPU's fast path, float32 sums by matrix products (form ``signs``); elsewhere, or with a
     non-finite value, float64 sums over the finite values (form ``counts``)."""
     rows, units = x2.shape
-    if _cpu_fast(x2) and rows > 0:
+    if _cpu_fast(x2) and 0 < rows < (1 << 24):
         # On the CPU a sync is free: sums around each unit's first value (as measure.rs
         # shifts) by matrix products, and when they are finite every value was (a NaN or an
         # infinity makes its unit's sums non-finite), so no masks are needed. Counts are sums
         # of signs (exact below 2^24 rows): a comparison's bool tensor costs several times
         # more here. Everything goes through one reused scratch buffer, as a fresh tensor of
-        # this size costs a page fault per page.
-        ones, buf = _scratch(rows, x2.shape)
-        torch.sub(x2, x2[0], out=buf)
-        s = ones @ buf
-        ss = ones @ buf.mul_(buf)
-        if bool(torch.isfinite(ss).all()) and rows < (1 << 24):
-            sabs = ones @ torch.abs(x2, out=buf)
+        # this size costs a page fault per page, a block of whole rows at a time
+        # (``_OUTPUT_BLOCK``) so that every pass after the first reads it from the cache.
+        step = min(rows, max(1, _OUTPUT_BLOCK // max(units, 1)))
+        ones, flat = _scratch(step, (step * units,))
+        x0 = x2[0]
+        partials = []
+        for start in range(0, rows, step):
+            xb = x2[start:start + step]
+            k = xb.shape[0]
+            buf = flat[:k * units].view(k, units)
+            row = ones if k == step else ones[:, :k]
+            torch.sub(xb, x0, out=buf)
+            part = [row @ buf, row @ buf.mul_(buf), row @ torch.abs(xb, out=buf)]
             # Σ sign = positives − negatives and Σ |sign| = positives + negatives: the wire's
             # ``signs`` form, which Rust turns into positives and zeros.
-            signs = ones @ torch.sign(x2, out=buf)
-            nonzero = ones @ buf.abs_()
-            body = [x2[0:1], s, ss, sabs, signs, nonzero]
+            part.append(row @ torch.sign(xb, out=buf))
+            part.append(row @ buf.abs_())
             if scale is not None:
                 # |y| > SATURATED_OUTPUT, y = x (tanh) or 2x - 1 (sigmoid), as a sum of signs.
                 if scale == "tanh":
-                    torch.abs(x2, out=buf)
+                    torch.abs(xb, out=buf)
                 else:
-                    torch.mul(x2, 2, out=buf).sub_(1).abs_()
-                body.append(ones @ buf.sub_(SATURATED_OUTPUT).sign_().clamp_(min=0))
-            return {"body": torch.cat(body), "form": "signs", "counts": None, "units": units,
-                    "rows": rows, "saturated": scale is not None}
+                    torch.mul(xb, 2, out=buf).sub_(1).abs_()
+                part.append(row @ buf.sub_(SATURATED_OUTPUT).sign_().clamp_(min=0))
+            partials.append(torch.cat(part))
+        sums = partials[0] if len(partials) == 1 else torch.stack(partials).sum(0)
+        if bool(torch.isfinite(sums[1]).all()):
+            return {"body": torch.cat([x2[0:1], sums]), "form": "signs", "counts": None,
+                    "units": units, "rows": rows, "saturated": scale is not None}
     # Elsewhere, or with a non-finite value: masks, finite values only, in float64; each
     # unit's sums taken around its mean (so the sum around it is 0).
     x2 = x2.to(torch.float64)
@@ -998,24 +1021,19 @@ class Watch:
             wire, parts, patches, samples = self._summary()
             if loss is not None:
                 parts.append(loss.detach().reshape(1).to(torch.float64))
-            # The one copy to the host of this step: the numbers, then the samples (float32
-            # unless one is float64), back to back.
+            # The one copy to the host of this step: the numbers (float64), then the samples
+            # (float32 unless one is float64), their bytes back to back.
             dev = parts[0].device
             numbers = torch.cat([t.reshape(-1).to(device=dev, dtype=torch.float64)
                                  for t in parts])
             kind = (torch.float64 if any(m.dtype == torch.float64 for m in samples)
                     else torch.float32)
-            flat = (torch.cat([m.reshape(-1).to(device=dev, dtype=kind) for m in samples])
-                    if samples else torch.zeros(0, dtype=kind, device=dev))
-            both = torch.cat([numbers, flat.view(torch.float64)]) if (
-                kind == torch.float64 or flat.numel() % 2 == 0) else None
-            if both is not None:
-                both = both.cpu().numpy()
-                host = both[:numbers.numel()]
-                sampled = both[numbers.numel():].view(
-                    "<f8" if kind == torch.float64 else "<f4")
-            else:
-                host, sampled = numbers.cpu().numpy(), flat.cpu().numpy()
+            flat = torch.cat([torch.zeros(0, dtype=kind, device=dev)] +
+                             [m.reshape(-1).to(device=dev, dtype=kind) for m in samples])
+            both = torch.cat([numbers.view(torch.uint8), flat.view(torch.uint8)]).cpu().numpy()
+            cut = numbers.numel() * 8
+            host = both[:cut].view("<f8")
+            sampled = both[cut:].view("<f8" if kind == torch.float64 else "<f4")
         for at, value in patches:
             host[at] = value
         value = None

@@ -301,13 +301,22 @@ def counts_form(summary):
     return torch.stack(out + list(body[6:]))
 
 
+# (rows, units): one block; and past ``_OUTPUT_BLOCK`` (2^17 entries), taken a block of whole
+# rows at a time: 14,564 rows per block of 9 units, so 30,000 rows are two whole blocks and a
+# part of one.
+SHAPES = [(300, 9), (30000, 9)]
+
+
 @pytest.mark.parametrize("scale", [None, "tanh", "sigmoid"])
-def test_the_fast_sums_are_the_masked_paths_sums(scale):
+@pytest.mark.parametrize("shape", SHAPES)
+def test_the_fast_sums_are_the_masked_paths_sums(scale, shape):
     # The CPU's float32 fast path (sums of signs by matrix products) against the masked path
     # every other device and dtype takes (here: the same values in float64), compared as the
     # moments Rust derives from them (each unit's sums around its own shift).
     torch.manual_seed(0)
-    x = torch.randn(300, 9) * 2 + 0.5
+    if shape[0] * shape[1] > st._OUTPUT_BLOCK:
+        assert shape[0] % (st._OUTPUT_BLOCK // shape[1]) != 0  # a last block in part
+    x = torch.randn(*shape) * 2 + 0.5
     x[:, 3] = torch.relu(x[:, 3])  # zeros, and a unit mostly off
     x[:, 4] = 0.0
     x[:5, 5] = 0.99  # saturated entries under tanh
@@ -327,6 +336,18 @@ def test_the_fast_sums_are_the_masked_paths_sums(scale):
     # counts, Σ|x|, positives, zeros and saturated entries alike
     for i in [0, 4, 5, 6] + ([7] if scale else []):
         assert torch.allclose(f[i], m[i], rtol=1e-5, atol=1e-6), i
+
+
+def test_a_non_finite_value_in_a_later_block_sends_the_output_masked():
+    # The fast path's blocks are summed before their finiteness is read: a NaN only in the
+    # last, partial block still sends the whole output by the masked path, counted.
+    x = torch.ones(30000, 9)
+    x[-1, 2] = float("nan")
+    x[-2, 3] = float("-inf")
+    s = st._summarise_output(x, None)
+    assert s["form"] == "counts"
+    assert s["counts"].tolist() == [1.0, 2.0]
+    assert s["body"][0].tolist() == [30000.0] * 2 + [29999.0] * 2 + [30000.0] * 5
 
 
 def test_a_non_finite_output_is_summarised_over_its_finite_values():
@@ -506,14 +527,16 @@ def test_an_element_wise_node_takes_the_layout_of_the_node_declared_before_it(tm
 
 @pytest.mark.parametrize("n", [0, 10, 1 << 18, (1 << 18) + 5, (1 << 24) + 3])
 def test_abs_summaries_in_blocks_are_those_of_the_whole(n):
-    # Σ|x|, max |x| and the count of non-zeros, taken a cache-sized block at a time on the
+    # Σ|x|, max |x|, the count of non-zeros and Σx², taken a cache-sized block at a time on the
     # CPU, against float64 over the whole tensor (one in seven entries zero; past 2^24 entries
     # a float32 count would no longer be exact).
     torch.manual_seed(0)
     x = torch.randn(n)
     x[::7] = 0
-    l1, top, nonzero = (v.item() for v in st._abs_summaries(x, zeros=True))
+    l1, top, nonzero, sq = (v.item() for v in st._abs_summaries(x, zeros=True))
     assert nonzero == int((x != 0).sum())
+    want_sq = x.double().square().sum().item()
+    assert abs(sq - want_sq) <= 1e-6 * max(want_sq, 1.0)
     assert top == (x.abs().max().item() if n else 0.0)
     want = x.double().abs().sum().item()
     assert abs(l1 - want) <= 1e-6 * want
@@ -527,7 +550,7 @@ def test_large_tensors_blockwise_match_the_whole():
     assert 1500 * 700 > st._ABS_BLOCK
     for shape in ((1500, 700), (600, 350, 3), (64, 2800)):
         w = torch.randn(*shape)
-        cols = st._abs_summaries(w, columns=True)[2]
+        cols = st._abs_summaries(w, columns=True)[3]  # after Σ|w|, max |w|, Σw²
         got = st._columns(cols, list(shape))
         dims = [0] + list(range(2, len(shape)))
         ref = w.double().abs().sum(dim=dims)
