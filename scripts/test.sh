@@ -36,12 +36,16 @@ ensure_tools() {
 
 # The torch venv the Python layer and tests/store_record.rs run with (created when missing).
 export SOMATIZE_VENV="${SOMATIZE_VENV:-$HOME/.cache/somatize/torch-venv}"
+TORCH_VERSION=2.15.0
 ensure_venv() {
   local py="$SOMATIZE_VENV/bin/python"
   [ -x "$py" ] || python3 -m venv "$SOMATIZE_VENV"
   # torch from PyPI (the only index reachable here; its wheel brings CUDA libraries, and runs
   # on the CPU without a GPU): large, so the venv lives outside the repo and is reused.
-  "$py" -c 'import torch' 2>/dev/null || "$py" -m pip install -q torch
+  # Pinned: the verdict corpus regenerates bit for bit only with the torch it was trained
+  # with (bench/verdict/labels.json's "torch"; a new release sums in another order).
+  [ "$("$py" -c 'import torch; print(torch.__version__.split("+")[0])' 2>/dev/null)" = "$TORCH_VERSION" ] \
+    || "$py" -m pip install -q "torch==$TORCH_VERSION"
   "$py" -c 'import numpy, pytest' 2>/dev/null || "$py" -m pip install -q numpy pytest
   [ -x "$SOMATIZE_VENV/bin/maturin" ] || "$py" -m pip install -q "maturin>=1.5,<2"
   # The notebook widget's tests: a real JupyterLab server, Notebook 7 and anywidget (somatize.show, Live).

@@ -34,7 +34,7 @@ function sums(list) {
 
 /**
  * What one picture of the file says per node, in the vocabulary of the verdict: nan and inf
- * counts over every tensor; param_norm, param_absmax, param_mean_abs over `param.*`;
+ * counts over every tensor, grad_nonfinite over `grad.*`; param_norm, param_absmax, param_mean_abs over `param.*`;
  * grad_norm, grad_mean_abs, grad_zero_fraction over `grad.*`; act_mean, act_zero_fraction
  * over `act.*`; the loss. Nodes keep the file's order.
  */
@@ -50,6 +50,9 @@ export function seenOf(stats) {
     const nan = all.reduce((a, s) => a + s.nan, 0);
     const metrics = { nan, inf: all.reduce((a, s) => a + s.nonfinite - s.nan, 0) };
     metrics.nonfinite = metrics.nan + metrics.inf;
+    // The gradients' share, which tells the verdict a NaN the backward carried from one the
+    // forward made (verdict/src/judge.rs `origin`).
+    if (by.grad.length) metrics.grad_nonfinite = by.grad.reduce((a, s) => a + s.nonfinite, 0);
     const put = (prefix, list) => {
       if (!list.length) return;
       const t = sums(list);

@@ -72,6 +72,15 @@ def main():
     ap.add_argument("--corpus", default=os.path.join(HERE, "corpus"))
     args = ap.parse_args()
     names = [n for n in args.runs.split(",") if n]
+    with open(os.path.join(HERE, "labels.json")) as f:
+        trained_with = json.load(f).get("torch")
+    import torch
+    here = torch.__version__.split("+")[0]
+    if trained_with != here:
+        print(f"the corpus was trained with torch {trained_with}, this is torch {here}: "
+              f"install torch=={trained_with} (scripts/test.sh pins it) or regenerate the "
+              "corpus (generate.py)")
+        return 1
     passed = failed = 0
     with tempfile.TemporaryDirectory(prefix="somatize-regen-") as tmp:
         store, dumps = os.path.join(tmp, "store"), os.path.join(tmp, "dumps")

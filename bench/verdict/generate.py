@@ -965,6 +965,8 @@ def main():
 
 
 def write_labels(path, labels, all_runs):
+    import torch  # (after PORTABLE is in the environment)
+
     order = [r["name"] for r in all_runs]
     doc = {
         "note": ("Labels are decided from how each run was built (its architecture, "
@@ -977,6 +979,9 @@ def write_labels(path, labels, all_runs):
                  "cause is at, when it is local; `checked`: what generate.py verified; `loss`: "
                  "first, last and min loss of the run."),
         "severe": SEVERE,
+        # The torch the runs were trained with: another release sums in another order, and
+        # check_regen.py compares bit for bit (scripts/test.sh pins this one).
+        "torch": torch.__version__.split("+")[0],
         "runs": {n: labels[n] for n in order if n in labels},
     }
     with open(path, "w") as f:

@@ -156,7 +156,9 @@ pub fn node_metrics(node: &NodeSums) -> Metrics {
             );
         }
         nan += t.nan;
-        nonfinite += t.count.saturating_sub(t.finite);
+        let broken = t.count.saturating_sub(t.finite);
+        put(&mut out, m::GRAD_NONFINITE, Some(broken as f64));
+        nonfinite += broken;
         any = true;
     }
     if let Some(o) = node.output.filter(|o| o.elements > 0) {

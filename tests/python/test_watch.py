@@ -217,6 +217,59 @@ def test_nonfinite_values_are_counted(tmp_path):
         [f for flags in diagnose(tmp_path, run="nan").values() for f in flags]
 
 
+def tiny_transformer():
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True,
+                                             norm_first=True)
+    return torch.nn.Sequential(torch.nn.Embedding(20, 16), layer, torch.nn.LayerNorm(16),
+                               torch.nn.Linear(16, 20))
+
+
+@pytest.mark.parametrize("every", [1, 10])
+def test_a_nan_is_named_where_it_was_born_not_at_the_embedding(tmp_path, every):
+    # A weight in the middle of a pre-norm transformer goes NaN before forward 12, the last (a
+    # norms-only forward at every=10: the parameters tell; at every=1 the outputs too). The backward
+    # then fills every gradient with NaN, the embedding's first in declaration order: the
+    # head must be the weight's node, with the rest folded under it.
+    model = tiny_transformer()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    w = st.watch(model, opt, store=tmp_path, run="mid", every=every)
+    g = torch.Generator().manual_seed(1)
+    for step in range(13):
+        x = torch.randint(0, 20, (4, 8), generator=g)
+        if step == 12:
+            with torch.no_grad():
+                model[1].linear1.weight[3, 5] = float("nan")
+        loss = torch.nn.functional.cross_entropy(model(x).reshape(-1, 20), x.reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        w.step(loss)
+    w.close()
+    numbers = seen(tmp_path, run="mid", last=1)
+    assert numbers["0"]["grad_nonfinite"] > 0 and numbers["0"]["nonfinite"] == \
+        numbers["0"]["grad_nonfinite"], numbers["0"]  # the embedding: gradients only
+    assert diagnose(tmp_path, run="mid") == {"1.linear1": ["NAN"]}
+
+
+def test_a_nan_born_in_the_loss_is_named_at_the_loss(tmp_path):
+    # Every parameter and output finite, the loss's own arithmetic NaN (a square root of a
+    # negative number): then the backward breaks every gradient, the first node's too. The
+    # head is the loss.
+    model = mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    w = st.watch(model, opt, store=tmp_path, run="loss", every=1)
+    train(model, opt, w, 2)
+    x = torch.randn(32, 8)
+    loss = (model(x) ** 2).mean() * torch.sqrt(torch.tensor(-1.0))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    w.step(loss)
+    w.close()
+    assert diagnose(tmp_path, run="loss") == {"loss": ["NAN"]}
+
+
 def test_bf16_and_a_leaf_called_twice(tmp_path):
     class Twice(torch.nn.Module):
         def __init__(self):

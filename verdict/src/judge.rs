@@ -3,8 +3,9 @@
 //!
 //! The rules (DESIGN.md, "A verdict over time"):
 //! - A forward is judged on its own numbers only ([`crate::verdict`] over that forward's nodes).
-//! - The first forward where a NaN or an Inf appears is the answer's head (the first node in
-//!   declaration order that has one there); no rule reads that forward or any after it.
+//! - The first forward where a NaN or an Inf appears is the answer's head, at the node it was
+//!   born at (the first whose parameters or output broke, else the loss, else the last whose
+//!   gradients did); no rule reads that forward or any after it.
 //! - Over the forwards judged, a flag at a node is the run's when it held on `persist_count` of
 //!   the last `persist_window` of them (in proportion when fewer were judged). One that held
 //!   only within `start_forwards` of the first forward judged and then went away is a
@@ -134,10 +135,11 @@ fn explains(parent: FlagKind, child: FlagKind) -> Option<Scope> {
 }
 
 /// The first forward with a NaN or an Inf, its index in `forwards`, and the nodes that have
-/// one there (declaration order) with the flag each raises.
+/// one there with the flag each raises: the node where it was born first ([`origin`]), then
+/// the others in declaration order.
 fn first_nonfinite(forwards: &[Forward]) -> Option<(usize, Vec<(String, FlagKind)>)> {
     forwards.iter().enumerate().find_map(|(i, f)| {
-        let broken: Vec<(String, FlagKind)> = f
+        let mut broken: Vec<(String, FlagKind)> = f
             .nodes
             .iter()
             .filter_map(|n| {
@@ -153,8 +155,55 @@ fn first_nonfinite(forwards: &[Forward]) -> Option<(usize, Vec<(String, FlagKind
                 }
             })
             .collect();
-        (!broken.is_empty()).then_some((i, broken))
+        if broken.is_empty() {
+            return None;
+        }
+        let head = origin(f, &broken);
+        let first = broken.remove(head);
+        broken.insert(0, first);
+        Some((i, broken))
     })
+}
+
+/// Which of a forward's broken nodes (declaration order) a NaN or an Inf was born at. A step
+/// runs the forward in declaration order, then the loss, then the backward in reverse, and a
+/// non-finite value spreads along that order: once the loss is NaN every gradient is, the
+/// first node's included. So it is the first node whose parameters or output are not finite
+/// (its `nonfinite` beyond its `grad_nonfinite`); else the loss, when it is not finite; else
+/// (a NaN born in the backward, every number of the forward finite) the last node whose
+/// gradients are not. A record without `grad_nonfinite` (written before it was measured)
+/// cannot tell the passes apart: the first node, as then.
+fn origin(f: &Forward, broken: &[(String, FlagKind)]) -> usize {
+    let node = |name: &str| f.nodes.iter().find(|n| n.name == name);
+    if !f.nodes.iter().any(|n| n.get(m::GRAD_NONFINITE).is_some()) {
+        return 0;
+    }
+    let is_loss = |n: &NodeSeen| n.get(m::LOSS).is_some();
+    let count = |n: &NodeSeen, metric: &str| n.get(metric).filter(|c| c.is_finite()).unwrap_or(0.0);
+    let forward = |n: &NodeSeen| {
+        let all = n
+            .get(m::NONFINITE)
+            .unwrap_or_else(|| count(n, m::NAN) + count(n, m::INF));
+        all - count(n, m::GRAD_NONFINITE) > 0.0
+    };
+    let at = |test: &dyn Fn(&NodeSeen) -> bool| {
+        broken
+            .iter()
+            .position(|(name, _)| node(name).is_some_and(|n| !is_loss(n) && test(n)))
+    };
+    if let Some(i) = at(&forward) {
+        return i;
+    }
+    if let Some(i) = broken
+        .iter()
+        .position(|(name, _)| node(name).is_some_and(is_loss))
+    {
+        return i;
+    }
+    broken
+        .iter()
+        .rposition(|(name, _)| node(name).is_some_and(|n| count(n, m::GRAD_NONFINITE) > 0.0))
+        .unwrap_or(0)
 }
 
 /// The gradient norm of every node together (`None` when no node has one).
@@ -609,6 +658,103 @@ mod tests {
 
     fn row(node: &str, flag: &str) -> (String, String) {
         (node.to_string(), flag.to_string())
+    }
+
+    /// One forward's nodes `emb, attn, fc1, fc2` then `loss`, each given its (nonfinite,
+    /// grad_nonfinite) counts, the loss value; `legacy` leaves `grad_nonfinite` out.
+    fn broken_at(counts: [(f64, f64); 4], loss: f64, legacy: bool) -> Vec<Forward> {
+        run(1, |_| {
+            let mut nodes: Vec<NodeSeen> = ["emb", "attn", "fc1", "fc2"]
+                .iter()
+                .zip(counts)
+                .map(|(name, (all, grads))| {
+                    let mut m = vec![("nan", all), ("inf", 0.0), ("nonfinite", all)];
+                    if !legacy {
+                        m.push(("grad_nonfinite", grads));
+                    }
+                    NodeSeen::new(name, "Linear", m)
+                })
+                .collect();
+            nodes.push(NodeSeen::new("loss", "", [("loss", loss)]));
+            nodes
+        })
+    }
+
+    #[test]
+    fn a_nonfinite_value_is_named_where_it_was_born_not_where_the_backward_carried_it() {
+        let t = Thresholds::default();
+        let nan = f64::NAN;
+        // (what, counts per node as (nonfinite, of them in gradients), loss, legacy, head wanted)
+        let cases: [(&str, [(f64, f64); 4], f64, bool, &str); 6] = [
+            // A weight of fc1 went NaN: its output and the loss follow, then the backward
+            // fills every gradient, emb's first in declaration order.
+            (
+                "a weight in the middle",
+                [(7.0, 7.0), (9.0, 9.0), (12.0, 10.0), (5.0, 5.0)],
+                nan,
+                false,
+                "fc1",
+            ),
+            // Only attn's output broke (an overflow): emb and its gradients before it.
+            (
+                "an output in the middle",
+                [(3.0, 3.0), (40.0, 8.0), (9.0, 9.0), (9.0, 9.0)],
+                nan,
+                false,
+                "attn",
+            ),
+            // Every parameter and output finite, the loss NaN (log 0): then every gradient.
+            (
+                "the loss",
+                [(3.0, 3.0), (8.0, 8.0), (9.0, 9.0), (9.0, 9.0)],
+                nan,
+                false,
+                "loss",
+            ),
+            // The loss finite and the backward broke between fc2 and fc1 (sqrt at 0): the
+            // gradients broke from fc1 back to emb; fc1 is where the backward first had them.
+            (
+                "a backward",
+                [(3.0, 3.0), (8.0, 8.0), (9.0, 9.0), (0.0, 0.0)],
+                2.0,
+                false,
+                "fc1",
+            ),
+            // The first node's own weight: first whichever way.
+            (
+                "the first node",
+                [(9.0, 4.0), (8.0, 8.0), (9.0, 9.0), (9.0, 9.0)],
+                nan,
+                false,
+                "emb",
+            ),
+            // A record from before grad_nonfinite: the first node, as then.
+            (
+                "a record without grad_nonfinite",
+                [(7.0, 0.0), (9.0, 0.0), (12.0, 0.0), (5.0, 0.0)],
+                nan,
+                true,
+                "emb",
+            ),
+        ];
+        for (what, counts, loss, legacy, want) in cases {
+            let j = judge(&broken_at(counts, loss, legacy), &t);
+            let got: Vec<(String, String)> = rows(&j);
+            assert_eq!(
+                got.first(),
+                Some(&row(want, "NAN")),
+                "{what}: got {got:?}, wanted {want} first"
+            );
+            assert_eq!(got.len(), 1, "{what}: one row for one NaN, got {got:?}");
+            let folded: Vec<&str> = j.faults[0].folded.iter().map(|f| f.node.as_str()).collect();
+            let broken =
+                counts.iter().filter(|c| c.0 > 0.0).count() + usize::from(!loss.is_finite());
+            assert_eq!(
+                folded.len(),
+                broken - 1,
+                "{what}: the other broken nodes folded: {folded:?}"
+            );
+        }
     }
 
     #[test]

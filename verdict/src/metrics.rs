@@ -18,6 +18,7 @@ pub const LOSS: &str = "loss";
 pub const GRAD_NORM: &str = "grad_norm";
 pub const GRAD_MEAN_ABS: &str = "grad_mean_abs";
 pub const GRAD_ZERO_FRACTION: &str = "grad_zero_fraction";
+pub const GRAD_NONFINITE: &str = "grad_nonfinite";
 pub const PARAM_NORM: &str = "param_norm";
 pub const PARAM_ABSMAX: &str = "param_absmax";
 pub const PARAM_MEAN_ABS: &str = "param_mean_abs";
@@ -53,6 +54,7 @@ pub const VOCABULARY: &[Metric] = &[
     Metric { name: NAN, meaning: "count of NaN entries over every tensor of the node (params, grads, activation; the loss for the `loss` node)", used_by: &["NAN"] },
     Metric { name: INF, meaning: "count of +inf or -inf entries over the same tensors", used_by: &["INF"] },
     Metric { name: NONFINITE, meaning: "nan + inf", used_by: &[] },
+    Metric { name: GRAD_NONFINITE, meaning: "count of NaN and ±inf entries in the node's parameter gradients alone (part of `nonfinite`): what a backward pass broke, told apart from what the forward did", used_by: &["NAN", "INF"] },
     Metric { name: LOSS, meaning: "the loss value of the forward (on the node `loss`); NaN or infinite raises NAN or INF", used_by: &["NAN", "INF"] },
     Metric { name: GRAD_NORM, meaning: "L2 (Frobenius) norm of all the node's parameter gradients together, over finite entries", used_by: &["VANISHING", "EXPLODING"] },
     Metric { name: GRAD_MEAN_ABS, meaning: "mean |g| over the finite entries of all the node's parameter gradients", used_by: &["VANISHING"] },
