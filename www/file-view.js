@@ -34,9 +34,9 @@ function sums(list) {
 
 /**
  * What one picture of the file says per node, in the vocabulary of the verdict: nan and inf
- * counts over every tensor, grad_nonfinite over `grad.*`; param_norm, param_absmax, param_mean_abs over `param.*`;
- * grad_norm, grad_mean_abs, grad_zero_fraction over `grad.*`; act_mean, act_zero_fraction
- * over `act.*`; the loss. Nodes keep the file's order.
+ * counts over every tensor; param_norm, param_absmax, param_mean_abs over `param.*`;
+ * grad_norm, grad_mean_abs, grad_zero_fraction, grad_nonfinite over `grad.*`; act_mean,
+ * act_zero_fraction over `act.*`; the loss. Nodes keep the file's order.
  */
 export function seenOf(stats) {
   const nodes = new Map();

@@ -262,6 +262,7 @@ test("the picture of a per-step dump per node agrees with numpy's statistics of 
     param_mean_abs: (w.l1 + b.l1) / (w.count + b.count),
     param_absmax: Math.max(w.absmax, b.absmax),
     grad_norm: g.l2, grad_mean_abs: g.l1 / g.count, grad_zero_fraction: g.zero_fraction,
+    grad_nonfinite: g.nonfinite,
     act_mean: a.mean, act_zero_fraction: a.zero_fraction,
   };
   assert.deepEqual(seen.map((n) => n.name), ["fc1", "loss"], "param/grad/act of fc1 are one node");

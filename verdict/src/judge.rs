@@ -139,17 +139,17 @@ fn explains(parent: FlagKind, child: FlagKind) -> Option<Scope> {
 /// the others in declaration order.
 fn first_nonfinite(forwards: &[Forward]) -> Option<(usize, Vec<(String, FlagKind)>)> {
     forwards.iter().enumerate().find_map(|(i, f)| {
-        let mut broken: Vec<(String, FlagKind)> = f
+        let mut broken: Vec<(&NodeSeen, FlagKind)> = f
             .nodes
             .iter()
             .filter_map(|n| {
                 let loss = n.get(m::LOSS);
                 if n.get(m::NAN).is_some_and(|c| c > 0.0) || loss.is_some_and(f64::is_nan) {
-                    Some((n.name.clone(), FlagKind::Nan))
+                    Some((n, FlagKind::Nan))
                 } else if n.get(m::INF).is_some_and(|c| c > 0.0)
                     || loss.is_some_and(f64::is_infinite)
                 {
-                    Some((n.name.clone(), FlagKind::Inf))
+                    Some((n, FlagKind::Inf))
                 } else {
                     None
                 }
@@ -161,7 +161,13 @@ fn first_nonfinite(forwards: &[Forward]) -> Option<(usize, Vec<(String, FlagKind
         let head = origin(f, &broken);
         let first = broken.remove(head);
         broken.insert(0, first);
-        Some((i, broken))
+        Some((
+            i,
+            broken
+                .into_iter()
+                .map(|(n, k)| (n.name.clone(), k))
+                .collect(),
+        ))
     })
 }
 
@@ -173,36 +179,19 @@ fn first_nonfinite(forwards: &[Forward]) -> Option<(usize, Vec<(String, FlagKind
 /// (a NaN born in the backward, every number of the forward finite) the last node whose
 /// gradients are not. A record without `grad_nonfinite` (written before it was measured)
 /// cannot tell the passes apart: the first node, as then.
-fn origin(f: &Forward, broken: &[(String, FlagKind)]) -> usize {
-    let node = |name: &str| f.nodes.iter().find(|n| n.name == name);
+fn origin(f: &Forward, broken: &[(&NodeSeen, FlagKind)]) -> usize {
     if !f.nodes.iter().any(|n| n.get(m::GRAD_NONFINITE).is_some()) {
         return 0;
     }
+    let count = |n: &NodeSeen, metric: &str| n.get(metric).unwrap_or(0.0);
     let is_loss = |n: &NodeSeen| n.get(m::LOSS).is_some();
-    let count = |n: &NodeSeen, metric: &str| n.get(metric).filter(|c| c.is_finite()).unwrap_or(0.0);
-    let forward = |n: &NodeSeen| {
-        let all = n
-            .get(m::NONFINITE)
-            .unwrap_or_else(|| count(n, m::NAN) + count(n, m::INF));
-        all - count(n, m::GRAD_NONFINITE) > 0.0
-    };
-    let at = |test: &dyn Fn(&NodeSeen) -> bool| {
-        broken
-            .iter()
-            .position(|(name, _)| node(name).is_some_and(|n| !is_loss(n) && test(n)))
-    };
-    if let Some(i) = at(&forward) {
-        return i;
-    }
-    if let Some(i) = broken
-        .iter()
-        .position(|(name, _)| node(name).is_some_and(is_loss))
-    {
-        return i;
-    }
+    let in_forward = |n: &NodeSeen| count(n, m::NONFINITE) > count(n, m::GRAD_NONFINITE);
+    let in_grads = |n: &NodeSeen| count(n, m::GRAD_NONFINITE) > 0.0;
     broken
         .iter()
-        .rposition(|(name, _)| node(name).is_some_and(|n| count(n, m::GRAD_NONFINITE) > 0.0))
+        .position(|(n, _)| !is_loss(n) && in_forward(n))
+        .or_else(|| broken.iter().position(|(n, _)| is_loss(n)))
+        .or_else(|| broken.iter().rposition(|(n, _)| in_grads(n)))
         .unwrap_or(0)
 }
 
@@ -680,70 +669,93 @@ mod tests {
         })
     }
 
+    /// One case of where a NaN was born: per node `(nonfinite, of them in gradients)`, the
+    /// loss, whether the record predates `grad_nonfinite`, and the head wanted.
+    struct Born {
+        what: &'static str,
+        counts: [(f64, f64); 4],
+        loss: f64,
+        legacy: bool,
+        head: &'static str,
+    }
+
     #[test]
     fn a_nonfinite_value_is_named_where_it_was_born_not_where_the_backward_carried_it() {
         let t = Thresholds::default();
         let nan = f64::NAN;
-        // (what, counts per node as (nonfinite, of them in gradients), loss, legacy, head wanted)
-        let cases: [(&str, [(f64, f64); 4], f64, bool, &str); 6] = [
+        let born = |what, counts, loss, legacy, head| Born {
+            what,
+            counts,
+            loss,
+            legacy,
+            head,
+        };
+        let cases = [
             // A weight of fc1 went NaN: its output and the loss follow, then the backward
             // fills every gradient, emb's first in declaration order.
-            (
+            born(
                 "a weight in the middle",
-                [(7.0, 7.0), (9.0, 9.0), (12.0, 10.0), (5.0, 5.0)],
+                [(7., 7.), (9., 9.), (12., 10.), (5., 5.)],
                 nan,
                 false,
                 "fc1",
             ),
             // Only attn's output broke (an overflow): emb and its gradients before it.
-            (
+            born(
                 "an output in the middle",
-                [(3.0, 3.0), (40.0, 8.0), (9.0, 9.0), (9.0, 9.0)],
+                [(3., 3.), (40., 8.), (9., 9.), (9., 9.)],
                 nan,
                 false,
                 "attn",
             ),
             // Every parameter and output finite, the loss NaN (log 0): then every gradient.
-            (
+            born(
                 "the loss",
-                [(3.0, 3.0), (8.0, 8.0), (9.0, 9.0), (9.0, 9.0)],
+                [(3., 3.), (8., 8.), (9., 9.), (9., 9.)],
                 nan,
                 false,
                 "loss",
             ),
             // The loss finite and the backward broke between fc2 and fc1 (sqrt at 0): the
             // gradients broke from fc1 back to emb; fc1 is where the backward first had them.
-            (
+            born(
                 "a backward",
-                [(3.0, 3.0), (8.0, 8.0), (9.0, 9.0), (0.0, 0.0)],
+                [(3., 3.), (8., 8.), (9., 9.), (0., 0.)],
                 2.0,
                 false,
                 "fc1",
             ),
             // The first node's own weight: first whichever way.
-            (
+            born(
                 "the first node",
-                [(9.0, 4.0), (8.0, 8.0), (9.0, 9.0), (9.0, 9.0)],
+                [(9., 4.), (8., 8.), (9., 9.), (9., 9.)],
                 nan,
                 false,
                 "emb",
             ),
             // A record from before grad_nonfinite: the first node, as then.
-            (
+            born(
                 "a record without grad_nonfinite",
-                [(7.0, 0.0), (9.0, 0.0), (12.0, 0.0), (5.0, 0.0)],
+                [(7., 0.), (9., 0.), (12., 0.), (5., 0.)],
                 nan,
                 true,
                 "emb",
             ),
         ];
-        for (what, counts, loss, legacy, want) in cases {
+        for Born {
+            what,
+            counts,
+            loss,
+            legacy,
+            head,
+        } in cases
+        {
             let j = judge(&broken_at(counts, loss, legacy), &t);
-            let got: Vec<(String, String)> = rows(&j);
+            let got = rows(&j);
             assert_eq!(
                 got.first(),
-                Some(&row(want, "NAN")),
-                "{what}: got {got:?}, wanted {want} first"
+                Some(&row(head, "NAN")),
+                "{what}: got {got:?}, wanted {head} first"
             );
             assert_eq!(got.len(), 1, "{what}: one row for one NaN, got {got:?}");
             let folded: Vec<&str> = j.faults[0].folded.iter().map(|f| f.node.as_str()).collect();
