@@ -185,7 +185,12 @@ fn origin(f: &Forward, broken: &[(&NodeSeen, FlagKind)]) -> usize {
     }
     let count = |n: &NodeSeen, metric: &str| n.get(metric).unwrap_or(0.0);
     let is_loss = |n: &NodeSeen| n.get(m::LOSS).is_some();
-    let in_forward = |n: &NodeSeen| count(n, m::NONFINITE) > count(n, m::GRAD_NONFINITE);
+    // `nonfinite` is nan + inf; a picture built by hand may carry only those two.
+    let all = |n: &NodeSeen| {
+        n.get(m::NONFINITE)
+            .unwrap_or_else(|| count(n, m::NAN) + count(n, m::INF))
+    };
+    let in_forward = |n: &NodeSeen| all(n) > count(n, m::GRAD_NONFINITE);
     let in_grads = |n: &NodeSeen| count(n, m::GRAD_NONFINITE) > 0.0;
     broken
         .iter()
@@ -767,6 +772,27 @@ mod tests {
                 "{what}: the other broken nodes folded: {folded:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_picture_without_nonfinite_is_read_from_its_nan_and_inf() {
+        // A weight of fc1 went NaN, as the first case above, in a hand-built picture that
+        // gives `nan`, `inf` and `grad_nonfinite` but not their total, `nonfinite`.
+        let counts = [(7., 7.), (9., 9.), (12., 10.), (5., 5.)];
+        let forwards = run(1, |_| {
+            let mut nodes: Vec<NodeSeen> = ["emb", "attn", "fc1", "fc2"]
+                .iter()
+                .zip(counts)
+                .map(|(name, (all, grads))| {
+                    let m = [("nan", all - 1.0), ("inf", 1.0), ("grad_nonfinite", grads)];
+                    NodeSeen::new(name, "Linear", m)
+                })
+                .collect();
+            nodes.push(NodeSeen::new("loss", "", [("loss", f64::NAN)]));
+            nodes
+        });
+        let got = rows(&judge(&forwards, &Thresholds::default()));
+        assert_eq!(got, [row("fc1", "NAN")], "got {got:?}, wanted fc1 alone");
     }
 
     #[test]
