@@ -1,18 +1,29 @@
 """Where ``somatize.torch.watch(every=1)`` spends a training step's recording time on a model of
-bench/torch_lm.py (docs/recording.md quotes it): cProfile over the measured steps, the
-cumulative time of watch's phases (the outputs' hooks, the parameters' and gradients' pass
-before the optimizer's step, the update's pass after it, ``step`` sending the summary), each
-per step and as a share of their total, and the outputs summarised per step.
+bench/torch_lm.py (docs/recording.md quotes it): the model trained with no recording and with
+``watch(every=1)`` one step each in turn, and watch's phases timed by wall clock inside the
+recorded steps (its methods wrapped with ``time.perf_counter``; no profiler, whose own cost per
+Python call distorts the shares): the outputs' summaries in the forward hooks, the parameters'
+and gradients' pass before the optimizer's step, the update's pass after it, ``step`` building
+and sending the summary, and what is left (the hooks' bookkeeping, the caches the passes
+evict). Printed per step: the medians of both modes, their ratio, each phase's milliseconds and
+its share of the difference of the means.
+
+``--fused-outputs`` is an experiment, not what ``watch`` does: the CPU fast path's five sums of
+an output block (python/somatize/torch.py ``_summarise_output``) replaced by one
+``torch.compile``d function (inductor: a C++ compiler at run time, a compile per shape, done in
+the warm-up steps), to measure what a one-pass kernel would save inside real training.
+``--output-block`` sets the fast path's block (``_OUTPUT_BLOCK``) to try another size.
 
 Usage: SOMATIZE_BIN=target/release/somatize python bench/torch_lm_profile.py [--model lm]
-[--steps 20]"""
+[--steps 40] [--warm 4] [--fused-outputs] [--output-block LOG2]"""
 
 import argparse
-import cProfile
-import pstats
+import collections
+import statistics
 import sys
 import tempfile
-from datetime import date
+import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 import torch
@@ -21,53 +32,110 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import torch_lm as bench  # noqa: E402  (puts this checkout's package first on the path)
 import somatize.torch as st  # noqa: E402
 
-# (label, the function of python/somatize/torch.py whose cumulative time it is). "hook" is both
-# forward hooks' inner function (the pre-hook only notes the call; the post-hook measures).
-PHASES = [("forward hooks (the outputs)", "hook"),
-          ("before the step (params, grads)", "_step_pre"),
+# (label, the method of watch's class whose wall time it is), in the order a step runs them.
+PHASES = [("outputs (forward hooks)", "_measure_output"),
+          ("before the step (params, grads)", "_measure_params"),
           ("after the step (the update)", "_step_post"),
           ("step (summary, send)", "step")]
+# Parts of the phases above: the outputs' five sums (in the forward hooks), and the row samples
+# whose singular values are taken (of outputs, gradients and updates: in all three passes).
+PARTS = [("  of which the five sums", "_summarise_output"),
+         ("  spectrum samples (all passes)", "_spectrum_sample")]
+
+
+def timed(spent, name, f):
+    def wrapper(*args, **kwargs):
+        t = time.perf_counter()
+        try:
+            return f(*args, **kwargs)
+        finally:
+            spent[name] += time.perf_counter() - t
+    return wrapper
+
+
+def fused_outputs():
+    """``_summarise_output`` with its CPU fast path's five sums from one compiled function (the
+    wire's ``signs`` form, as the eager path sends it); every other case goes to the eager
+    function."""
+    eager = st._summarise_output
+
+    def five(x):
+        d = x - x[0]
+        s = torch.sign(x)
+        return torch.stack([d.sum(0), (d * d).sum(0), x.abs().sum(0), s.sum(0), s.abs().sum(0)])
+
+    compiled = torch.compile(five, dynamic=False)
+
+    def summarise(x2, scale):
+        rows, units = x2.shape
+        if scale is None and st._cpu_fast(x2) and 0 < rows < (1 << 24):
+            sums = compiled(x2)
+            if bool(torch.isfinite(sums[1]).all()):
+                return {"body": torch.cat([x2[0:1], sums]), "form": "signs", "counts": None,
+                        "units": units, "rows": rows, "saturated": False}
+        return eager(x2, scale)
+    return summarise
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default="lm", choices=sorted(bench.MODELS))
-    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--steps", type=int, default=40)
+    ap.add_argument("--warm", type=int, default=4)
+    ap.add_argument("--fused-outputs", action="store_true")
+    ap.add_argument("--output-block", type=int, default=None, metavar="LOG2",
+                    help="the CPU fast path's block of an output, 2**LOG2 floats (watch's: "
+                    f"{st._OUTPUT_BLOCK.bit_length() - 1})")
     a = ap.parse_args()
+    if a.output_block is not None:
+        st._OUTPUT_BLOCK = 1 << a.output_block
     torch.set_num_threads(1)
     shape = bench.MODELS[a.model]
     store = tempfile.mkdtemp(prefix="somatize-profile-")
-    m = bench.lm_copy(shape, lambda model, opt: st.watch(model, opt, store=store, run="p",
-                                                         every=1))
+    spent = collections.defaultdict(float)
+    if a.fused_outputs:
+        st._summarise_output = fused_outputs()
+    for _, name in PARTS:
+        setattr(st, name, timed(spent, name, getattr(st, name)))
+    # (On the class, before the watch exists: the optimizer's hooks hold its bound methods.)
+    for _, name in PHASES:
+        setattr(st.Watch, name, timed(spent, name, getattr(st.Watch, name)))
+    modes = {"none": bench.lm_copy(shape),
+             "every=1": bench.lm_copy(shape, lambda model, opt: st.watch(
+                 model, opt, store=store, run="p", every=1))}
+    w = modes["every=1"]["w"]
     batches = bench.lm_batches(shape, 1)
     loss_fn = torch.nn.CrossEntropyLoss()
-    for i in range(3):
-        bench.train_step(m, batches[i % 4], loss_fn)
-    prof = cProfile.Profile()
-    prof.enable()
-    for i in range(a.steps):
-        bench.train_step(m, batches[i % 4], loss_fn)
-    prof.disable()
-    m["w"].close()
-    stats = pstats.Stats(prof).stats
-    torch_py = str(Path(st.__file__).resolve())
-    found = {}
-    for (path, _line, name), (_cc, calls, _tt, cum, _callers) in stats.items():
-        if str(Path(path).resolve()) != torch_py:
-            continue
-        for label, fn in PHASES:
-            if name == fn:
-                t, n = found.get(label, (0.0, 0))
-                found[label] = (t + cum, n + calls)
-        if name == "_summarise_output":
-            found["_outputs"] = (cum, calls)
-    total = sum(found.get(label, (0.0, 0))[0] for label, _ in PHASES)
-    print(f"{a.model}: watch(every=1), {a.steps} steps under cProfile, CPU, 1 thread; "
-          f"{date.today().isoformat()}")
-    for label, _ in PHASES:
-        t, _n = found.get(label, (0.0, 0))
-        print(f"{label:<34} {1e3 * t / a.steps:7.1f} ms/step  {100 * t / total:5.1f} %")
-    print(f"outputs summarised per step: {found.get('_outputs', (0, 0))[1] / a.steps:.0f}")
+    for i in range(a.warm + a.steps):
+        if i == a.warm:
+            spent.clear()
+        for name in (["none", "every=1"] if i % 2 else ["every=1", "none"]):
+            m = modes[name]
+            t = time.perf_counter()
+            bench.train_step(m, batches[i % 4], loss_fn)
+            if i >= a.warm:
+                m["wall"].append(time.perf_counter() - t)
+    w.close()
+    base, rec = (statistics.median(modes[n]["wall"]) for n in ("none", "every=1"))
+    # (The phases' times are means over the steps: their shares are of the means' difference.)
+    diff = statistics.mean(modes["every=1"]["wall"]) - statistics.mean(modes["none"]["wall"])
+    when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    how = (" with fused outputs (experiment)" if a.fused_outputs else "") + (
+        f" with output blocks of 2^{a.output_block}" if a.output_block is not None else "")
+    print(f"{a.model}: watch(every=1){how}"
+          f", {a.steps} steps each, alternated, CPU, 1 thread; {when}")
+    print(f"no recording {1e3 * base:.1f} ms, every=1 {1e3 * rec:.1f} ms median: "
+          f"{rec / base:.3f}x; means {1e3 * diff:.1f} ms a step apart")
+    total = 0.0
+    for label, name in PHASES:
+        t = spent[name] / a.steps
+        total += t
+        print(f"{label:<34} {1e3 * t:6.1f} ms/step  {100 * t / diff:5.1f} %")
+    print(f"{'the rest':<34} {1e3 * (diff - total):6.1f} ms/step  "
+          f"{100 * (diff - total) / diff:5.1f} %")
+    for plabel, pname in PARTS:
+        pt = spent[pname] / a.steps
+        print(f"{plabel:<34} {1e3 * pt:6.1f} ms/step  {100 * pt / diff:5.1f} %")
 
 
 if __name__ == "__main__":
