@@ -19,6 +19,7 @@ Usage: SOMATIZE_BIN=target/release/somatize python bench/torch_lm_profile.py [--
 
 import argparse
 import collections
+import shutil
 import statistics
 import sys
 import tempfile
@@ -39,8 +40,8 @@ PHASES = [("outputs (forward hooks)", "_measure_output"),
           ("step (summary, send)", "step")]
 # Parts of the phases above: the outputs' five sums (in the forward hooks), and the row samples
 # whose singular values are taken (of outputs, gradients and updates: in all three passes).
-PARTS = [("  of which the five sums", "_summarise_output"),
-         ("  spectrum samples (all passes)", "_spectrum_sample")]
+PARTS = [("outputs' five sums (in outputs)", "_summarise_output"),
+         ("spectrum samples (in all passes)", "_spectrum_sample")]
 
 
 def timed(spent, name, f):
@@ -53,24 +54,35 @@ def timed(spent, name, f):
     return wrapper
 
 
+def five_sums(x):
+    """The fast path's five per-unit sums of a (positions × units) matrix, as one expression
+    for a compiler to fuse: Σ(x − x₀), Σ(x − x₀)², Σ|x|, Σ sign x, Σ |sign x| (the rows after
+    the first of ``_summarise_output``'s ``signs`` body)."""
+    d = x - x[0]
+    s = torch.sign(x)
+    return torch.stack([d.sum(0), (d * d).sum(0), x.abs().sum(0), s.sum(0), s.abs().sum(0)])
+
+
 def fused_outputs():
-    """``_summarise_output`` with its CPU fast path's five sums from one compiled function (the
-    wire's ``signs`` form, as the eager path sends it); every other case goes to the eager
-    function."""
+    """``_summarise_output`` with its CPU fast path's five sums from ``five_sums`` compiled
+    (the wire's ``signs`` form, as the eager path sends it); every other case goes to the eager
+    function. The first output of each shape is checked against the eager sums: the run stops
+    if the compiled ones differ (so its timings are of the same answer)."""
     eager = st._summarise_output
-
-    def five(x):
-        d = x - x[0]
-        s = torch.sign(x)
-        return torch.stack([d.sum(0), (d * d).sum(0), x.abs().sum(0), s.sum(0), s.abs().sum(0)])
-
-    compiled = torch.compile(five, dynamic=False)
+    compiled = torch.compile(five_sums, dynamic=False)
+    checked = set()
 
     def summarise(x2, scale):
         rows, units = x2.shape
         if scale is None and st._cpu_fast(x2) and 0 < rows < (1 << 24):
             sums = compiled(x2)
             if bool(torch.isfinite(sums[1]).all()):
+                if x2.shape not in checked:
+                    want = eager(x2, scale)["body"][1:]
+                    if not torch.allclose(sums, want, rtol=1e-4, atol=1e-4 * rows):
+                        sys.exit(f"--fused-outputs: the compiled sums of a {rows}x{units} "
+                                 "output differ from the eager ones")
+                    checked.add(x2.shape)
                 return {"body": torch.cat([x2[0:1], sums]), "form": "signs", "counts": None,
                         "units": units, "rows": rows, "saturated": False}
         return eager(x2, scale)
@@ -116,6 +128,11 @@ def main():
             if i >= a.warm:
                 m["wall"].append(time.perf_counter() - t)
     w.close()
+    shutil.rmtree(store, ignore_errors=True)
+    # A phase that never ran is a renamed or bypassed method, not a free one.
+    idle = [name for _, name in PHASES + PARTS if not spent[name]]
+    if idle:
+        sys.exit(f"never ran: {', '.join(idle)} (watch changed: update PHASES and PARTS)")
     base, rec = (statistics.median(modes[n]["wall"]) for n in ("none", "every=1"))
     # (The phases' times are means over the steps: their shares are of the means' difference.)
     diff = statistics.mean(modes["every=1"]["wall"]) - statistics.mean(modes["none"]["wall"])
