@@ -187,6 +187,10 @@ def run(model_name, steps, warm, modes_wanted):
     print(f"{model_name}: {params / 1e6:.2f}M parameters, {layers} pre-norm layers, d={d}, "
           f"batch {batch}x{tokens}, AdamW, CPU, 1 thread, {steps} steps each (after {warm} "
           f"warm-up), alternating; {date.today().isoformat()}")
+    # (Whether the package's CPU kernels summed the tensors: scripts/build-kernels.sh builds
+    # them into the checkout; without them torch ops do it, more slowly.)
+    print("kernels: " + ("somatize._kernels" if st._native.KERNELS is not None and
+                         st.NATIVE_KERNELS else "none (torch ops)"))
     print(f"{'mode':<12} {'median ms':>10} {'ratio':>7} {'mean ms':>9} {'ratio':>7} "
           f"{'cpu ms':>8} {'ratio':>7} {'companion':>10} {'store/step':>11}")
     for name, m in modes.items():

@@ -8,14 +8,13 @@ and sending the summary, and what is left (the hooks' bookkeeping, the caches th
 evict). Printed per step: the medians of both modes, their ratio, each phase's milliseconds and
 its share of the difference of the means.
 
-``--fused-outputs`` is an experiment, not what ``watch`` does: the CPU fast path's five sums of
-an output block (python/somatize/torch.py ``_summarise_output``) replaced by one
-``torch.compile``d function (inductor: a C++ compiler at run time, a compile per shape, done in
-the warm-up steps), to measure what a one-pass kernel would save inside real training.
-``--output-block`` sets the fast path's block (``_OUTPUT_BLOCK``) to try another size.
+The package's CPU kernels (``somatize._kernels``; scripts/build-kernels.sh builds them into
+the checkout) sum the tensors when they are there; ``--kernels off`` has torch ops do it
+instead, to see what the kernels save. ``--output-block`` sets the torch ops' block of an
+output (``_OUTPUT_BLOCK``) to try another size.
 
 Usage: SOMATIZE_BIN=target/release/somatize python bench/torch_lm_profile.py [--model lm]
-[--steps 40] [--warm 4] [--fused-outputs] [--output-block LOG2]"""
+[--steps 40] [--warm 4] [--kernels on|off] [--output-block LOG2]"""
 
 import argparse
 import collections
@@ -54,49 +53,15 @@ def timed(spent, name, f):
     return wrapper
 
 
-def five_sums(x):
-    """The fast path's five per-unit sums of a (positions × units) matrix, as one expression
-    for a compiler to fuse: Σ(x − x₀), Σ(x − x₀)², Σ|x|, Σ sign x, Σ |sign x| (the rows after
-    the first of ``_summarise_output``'s ``signs`` body)."""
-    d = x - x[0]
-    s = torch.sign(x)
-    return torch.stack([d.sum(0), (d * d).sum(0), x.abs().sum(0), s.sum(0), s.abs().sum(0)])
-
-
-def fused_outputs():
-    """``_summarise_output`` with its CPU fast path's five sums from ``five_sums`` compiled
-    (the wire's ``signs`` form, as the eager path sends it); every other case goes to the eager
-    function. The first output of each shape is checked against the eager sums: the run stops
-    if the compiled ones differ (so its timings are of the same answer)."""
-    eager = st._summarise_output
-    compiled = torch.compile(five_sums, dynamic=False)
-    checked = set()
-
-    def summarise(x2, scale):
-        rows, units = x2.shape
-        if scale is None and st._cpu_fast(x2) and 0 < rows < (1 << 24):
-            sums = compiled(x2)
-            if bool(torch.isfinite(sums[1]).all()):
-                if x2.shape not in checked:
-                    want = eager(x2, scale)["body"][1:]
-                    if not torch.allclose(sums, want, rtol=1e-4, atol=1e-4 * rows):
-                        sys.exit(f"--fused-outputs: the compiled sums of a {rows}x{units} "
-                                 "output differ from the eager ones")
-                    checked.add(x2.shape)
-                return {"body": torch.cat([x2[0:1], sums]), "form": "signs", "counts": None,
-                        "units": units, "rows": rows, "saturated": False}
-        return eager(x2, scale)
-    return summarise
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default="lm", choices=sorted(bench.MODELS))
     ap.add_argument("--steps", type=int, default=40)
     ap.add_argument("--warm", type=int, default=4)
-    ap.add_argument("--fused-outputs", action="store_true")
+    ap.add_argument("--kernels", choices=["on", "off"], default="on",
+                    help="off: torch ops sum the tensors, not the package's kernels")
     ap.add_argument("--output-block", type=int, default=None, metavar="LOG2",
-                    help="the CPU fast path's block of an output, 2**LOG2 floats (watch's: "
+                    help="the torch ops' block of an output, 2**LOG2 floats (watch's: "
                     f"{st._OUTPUT_BLOCK.bit_length() - 1})")
     a = ap.parse_args()
     if a.output_block is not None:
@@ -105,8 +70,9 @@ def main():
     shape = bench.MODELS[a.model]
     store = tempfile.mkdtemp(prefix="somatize-profile-")
     spent = collections.defaultdict(float)
-    if a.fused_outputs:
-        st._summarise_output = fused_outputs()
+    st.NATIVE_KERNELS = a.kernels == "on"
+    kernels = "somatize._kernels" if st._native.KERNELS is not None and st.NATIVE_KERNELS \
+        else "none (torch ops)"
     for _, name in PARTS:
         setattr(st, name, timed(spent, name, getattr(st, name)))
     # (On the class, before the watch exists: the optimizer's hooks hold its bound methods.)
@@ -137,10 +103,10 @@ def main():
     # (The phases' times are means over the steps: their shares are of the means' difference.)
     diff = statistics.mean(modes["every=1"]["wall"]) - statistics.mean(modes["none"]["wall"])
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    how = (" with fused outputs (experiment)" if a.fused_outputs else "") + (
-        f" with output blocks of 2^{a.output_block}" if a.output_block is not None else "")
+    how = f" with output blocks of 2^{a.output_block}" if a.output_block is not None else ""
     print(f"{a.model}: watch(every=1){how}"
           f", {a.steps} steps each, alternated, CPU, 1 thread; {when}")
+    print(f"kernels: {kernels}")
     print(f"no recording {1e3 * base:.1f} ms, every=1 {1e3 * rec:.1f} ms median: "
           f"{rec / base:.3f}x; means {1e3 * diff:.1f} ms a step apart")
     total = 0.0

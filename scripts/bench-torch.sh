@@ -15,5 +15,6 @@ VENV="${SOMATIZE_VENV:-$HOME/.cache/somatize/torch-venv}"
 "$VENV/bin/python" -c 'import tensorboard' 2>/dev/null || "$VENV/bin/pip" install -q tensorboard
 # This checkout's companion and package, whatever the venv has installed.
 cargo build --release -q
+scripts/build-kernels.sh
 export SOMATIZE_BIN="$PWD/target/release/somatize"
 exec "$VENV/bin/python" bench/torch_lm.py --steps "${1:-40}" --big-steps "${2:-3}"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run every test layer, installing what a fresh machine lacks: the wasm32 target, the pinned
 # wasm-bindgen CLI, Chromium and its driver, numpy, the npm dev packages and the torch venv
-# (${SOMATIZE_VENV:-$HOME/.cache/somatize/torch-venv}: torch (CPU), numpy, pytest, maturin;
+# (${SOMATIZE_VENV:-$HOME/.cache/somatize/torch-venv}: torch (CPU), numpy, pytest, setuptools-rust;
 # created once and cached, it is large). Fails if any layer
 # fails or runs no test. Usage: scripts/test.sh   (CI: .ci/run calls exactly this)
 set -euo pipefail
@@ -47,7 +47,9 @@ ensure_venv() {
   [ "$("$py" -c 'import torch; print(torch.__version__.split("+")[0])' 2>/dev/null)" = "$TORCH_VERSION" ] \
     || "$py" -m pip install -q "torch==$TORCH_VERSION"
   "$py" -c 'import numpy, pytest' 2>/dev/null || "$py" -m pip install -q numpy pytest
-  [ -x "$SOMATIZE_VENV/bin/maturin" ] || "$py" -m pip install -q "maturin>=1.5,<2"
+  # What `pip install .` builds the wheel with (pyproject.toml's build-system; the layer
+  # installs without build isolation, from this venv).
+  "$py" -c 'import setuptools_rust' 2>/dev/null || "$py" -m pip install -q "setuptools>=70" "setuptools-rust>=1.12,<2"
   # The notebook widget's tests: a real JupyterLab server, Notebook 7 and anywidget (somatize.show, Live).
   "$py" -c 'import jupyterlab, anywidget, notebook' 2>/dev/null || "$py" -m pip install -q "jupyterlab>=4,<5" "notebook>=7,<8" "anywidget>=0.9,<1"
   # Stores on object storage: moto's S3 server on 127.0.0.1 (tests/objstore.rs, tests/python/test_objstore.py).
@@ -56,13 +58,19 @@ ensure_venv() {
 # The moto server tests/objstore.rs starts (it fails without it, never skips).
 export SOMATIZE_MOTO_SERVER="$SOMATIZE_VENV/bin/moto_server"
 
-# The Python package installed as a user installs it (`pip install .`: maturin builds the
-# binary into the wheel), then its tests with the installed `somatize` (none may be skipped).
+# The Python package installed as a user installs it (`pip install .`: setuptools-rust builds
+# the binary and the kernels into the wheel), then its tests with the installed `somatize`
+# (none may be skipped). The kernels are also built into the checkout, for the bench scripts
+# that import it (tests/python/test_bench_profile.py runs one).
 python_tests() {
   local py="$SOMATIZE_VENV/bin/python"
   # (`|| return`: a layer runs inside `if`, where `set -e` does not stop a function.)
+  # (setuptools leaves build/ and the egg-info behind: a stale one would go into the wheel.)
+  rm -rf build python/somatize.egg-info
   PATH="$SOMATIZE_VENV/bin:$PATH" "$py" -m pip install -q --force-reinstall --no-deps \
     --no-build-isolation . || return 1
+  rm -rf build python/somatize.egg-info
+  scripts/build-kernels.sh || return 1
   (unset SOMATIZE_BIN; cd tests/python && "$py" -m pytest -q -p no:cacheprovider -rs .)
 }
 
@@ -133,11 +141,20 @@ step "format and lints"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 cargo clippy --target wasm32-unknown-unknown --lib -- -D warnings
+# The Python package's kernels: a workspace of their own (a pyo3 extension; without the
+# `python` feature, the kernels alone, tested natively in the native layer).
+cargo fmt --manifest-path python/kernels/Cargo.toml -- --check
+cargo clippy --manifest-path python/kernels/Cargo.toml --all-targets -- -D warnings
+cargo clippy --manifest-path python/kernels/Cargo.toml --no-default-features --all-targets -- -D warnings
 # No dependency cycle between modules (top level, then siblings one and two levels down).
 # (One command each: under `set -e` a failure inside an `a && b` list would not stop the script.)
 for depth in 1 2 3; do python3 scripts/modgraph.py "$depth" || exit 1; done
 
-layer native cargo test --workspace
+native_tests() {
+  cargo test --workspace || return 1
+  cargo test --manifest-path python/kernels/Cargo.toml --no-default-features
+}
+layer native native_tests
 
 # The README's main job, built as its command builds it, checked end to end.
 main_job() {

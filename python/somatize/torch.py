@@ -54,7 +54,7 @@ import weakref
 
 import torch
 
-from . import _channel
+from . import _channel, _native
 from ._companion import Companion
 
 # The constants summarising needs (src/health/measure.rs, rank.rs; docs/health.md): past what
@@ -199,9 +199,21 @@ _SCRATCH = {}
 CPU_FAST_PATHS = True
 
 
+# On the CPU's fast paths a contiguous float32 tensor is summed by the package's kernels
+# (``somatize._kernels``, python/kernels/: one pass from memory for all of a tensor's sums)
+# when they are built; off, or without them, by the torch ops below (tests/python/
+# test_golden.py checks all three paths against Rust).
+NATIVE_KERNELS = True
+
+
 def _cpu_fast(t):
     """Whether ``t`` takes the CPU's fast paths (``CPU_FAST_PATHS``)."""
     return CPU_FAST_PATHS and t.device.type == "cpu" and t.dtype == torch.float32
+
+
+def _native_takes(t):
+    """Whether the package's kernels sum ``t`` (``NATIVE_KERNELS``, a fast-path tensor)."""
+    return NATIVE_KERNELS and CPU_FAST_PATHS and t.numel() > 0 and _native.takes(t)
 
 
 def _scratch(rows, shape):
@@ -322,21 +334,37 @@ def _summaries(ts, zeros=False, copies=None, reads=()):
     and the |w| column sums of the tensors whose index is in ``reads`` (``_abs_summaries``'s
     ``columns``). With ``copies`` (a tensor of each one's shape) each is also copied there.
 
-    A large tensor goes through ``_abs_summaries`` (one pass, a block at a time); the small
-    ones (``_small``, not read for columns) are laid end to end and reduced at once by
+    A tensor the package's kernels take (``_native_takes``) is summed by them, each in one
+    pass from memory with its copy and column sums. Else a large tensor goes through
+    ``_abs_summaries`` (one pass, a block at a time); the small ones (``_small``, not read for columns) are laid end to end and reduced at once by
     segment, in float64: about ten operations for all of them rather than a dozen each."""
     k = 3 + bool(zeros)
-    small, lone = _split(ts, lambda i, t: _small(t) and i not in reads)
     dev = ts[0].device
     out = torch.empty(k, len(ts), dtype=torch.float64, device=dev)
     columns = {}
+    native, rest = _split(ts, lambda i, t: _native_takes(t) and (
+        copies is None or _native.takes(copies[i])))
+    if native:
+        rows = []
+        for i in native:
+            (l1, mx, nonzero, sq), cols = _native.abs_sums(
+                ts[i], copy_to=None if copies is None else copies[i], columns=i in reads)
+            rows.append((l1, mx, nonzero, sq) if zeros else (l1, mx, sq))
+            if i in reads:
+                columns[i] = cols
+        out[:, native] = torch.tensor(rows, dtype=torch.float64).T
+    if not rest:
+        return out, columns
+    rest = set(rest)
+    small, lone = _split(ts, lambda i, t: i in rest and _small(t) and i not in reads)
+    lone = [i for i in lone if i in rest]
     if lone:
         per = [_abs_summaries(ts[i], zeros=zeros,
                               copy_to=None if copies is None else copies[i],
                               columns=i in reads) for i in lone]
         out[:, lone] = torch.stack([torch.stack([p[j] for p in per]).to(torch.float64)
                                     for j in range(k)])
-        columns = {i: p[k] for i, p in zip(lone, per) if i in reads}
+        columns.update({i: p[k] for i, p in zip(lone, per) if i in reads})
     if small:
         parts = [ts[i] for i in small]
         if copies is not None:
@@ -353,11 +381,18 @@ def _summaries(ts, zeros=False, copies=None, reads=()):
 
 
 def _diff_sqs(befores, afters):
-    """‖before − after‖₂² of each pair, a float64 vector: the small ones (``_small``) subtracted
+    """‖before − after‖₂² of each pair, a float64 vector: by the package's kernels where they
+    take both (``_native_takes``); else the small ones (``_small``) subtracted
     in float32 at once and their squares summed by segment in float64, the rest by
     ``_diff_sq``."""
-    small, lone = _split(befores, lambda i, t: _small(t))
     out = torch.empty(len(befores), dtype=torch.float64, device=befores[0].device)
+    native, rest = _split(befores, lambda i, t: _native_takes(t) and _native.takes(afters[i]))
+    if native:
+        out[native] = torch.tensor([_native.diff_sq(befores[i], afters[i]) for i in native],
+                                   dtype=torch.float64)
+    rest = set(rest)
+    small, lone = _split(befores, lambda i, t: i in rest and _small(t))
+    lone = [i for i in lone if i in rest]
     if lone:
         out[lone] = torch.stack([_diff_sq(befores[i], afters[i]).to(torch.float64)
                                  for i in lone])
@@ -412,7 +447,14 @@ def _summarise_output(x2, scale):
     CPU's fast path, float32 sums by matrix products (form ``signs``); elsewhere, or with a
     non-finite value, float64 sums over the finite values (form ``counts``)."""
     rows, units = x2.shape
-    if _cpu_fast(x2) and 0 < rows < (1 << 24):
+    if _native_takes(x2) and rows < (1 << 24):
+        # The package's kernel: every sum of the fast path below in one pass (float64 sums,
+        # sent as float32), or None when a value was not finite.
+        sums = _native.output_sums(x2, scale, SATURATED_OUTPUT)
+        if sums is not None:
+            return {"body": torch.cat([x2[0:1], sums]), "form": "signs", "counts": None,
+                    "units": units, "rows": rows, "saturated": scale is not None}
+    elif _cpu_fast(x2) and 0 < rows < (1 << 24):
         # On the CPU a sync is free: sums around each unit's first value (as measure.rs
         # shifts) by matrix products, and when they are finite every value was (a NaN or an
         # infinity makes its unit's sums non-finite), so no masks are needed. Counts are sums
@@ -732,10 +774,15 @@ class Watch:
         return self._companion.channel
 
     def _hook(self):
+        # Under torch.compile the hooks run as Python, not traced: what they measure is the
+        # tensors' values (a data-dependent check, the kernels' addresses), which a graph
+        # cannot hold, so dynamo would break its graph there anyway, and warn.
         for node in self._nodes:
             m = node.module
-            self._handles.append(m.register_forward_pre_hook(self._pre_hook(node)))
-            self._handles.append(m.register_forward_hook(self._post_hook(node)))
+            self._handles.append(m.register_forward_pre_hook(
+                torch.compiler.disable(self._pre_hook(node))))
+            self._handles.append(m.register_forward_hook(
+                torch.compiler.disable(self._post_hook(node))))
         if self.optimizer is not None:
             self._handles.append(self.optimizer.register_step_pre_hook(self._step_pre))
             self._handles.append(self.optimizer.register_step_post_hook(self._step_post))
@@ -900,7 +947,8 @@ class Watch:
             # the same pass as their summaries.
             copying = self.optimizer is not None and (full or self._keeping())
             if copying and self._before is None:
-                self._before = [torch.empty_like(p) for p in ps]
+                self._before = [torch.empty_like(p, memory_format=torch.contiguous_format)
+                                for p in ps]
             # On a full step Σx² comes from the same pass as the rest (of each block of |x|),
             # and so do the column sums of |w| of each weight reading a layer's units (taken
             # as the forward used it, before the step); else the 2-norms from one

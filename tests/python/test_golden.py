@@ -296,11 +296,14 @@ def close(a, b):
 
 @pytest.mark.parametrize("case", sorted(CASES))
 @pytest.mark.parametrize("steps", [1, 3])
-@pytest.mark.parametrize("path", ["cpu", "device"])
+@pytest.mark.parametrize("path", ["native", "cpu", "device"])
 def test_torch_metrics_equal_rusts(tmp_path, capfd, monkeypatch, cli, case, steps, path):
-    # `device`: the CPU's fast paths off, so the code a GPU's (or a bf16) tensor takes runs
-    # here, on the CPU, and must give Rust's numbers too.
-    monkeypatch.setattr(st, "CPU_FAST_PATHS", path == "cpu")
+    # `native`: the package's kernels (somatize._kernels) sum the CPU's float32 tensors;
+    # `cpu`: torch ops on the CPU's fast paths instead; `device`: the fast paths off, so the
+    # code a GPU's (or a bf16) tensor takes runs here, on the CPU. All must give Rust's numbers.
+    assert st._native.KERNELS is not None, "the installed package lacks its kernels"
+    monkeypatch.setattr(st, "CPU_FAST_PATHS", path != "device")
+    monkeypatch.setattr(st, "NATIVE_KERNELS", path == "native")
     from somatize._binary import binary
     from somatize.record import facts
 

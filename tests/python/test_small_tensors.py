@@ -1,6 +1,7 @@
 """``watch`` summarises a step's small tensors (at most ``_SMALL`` entries: biases, norms'
 scales) together, by segment, and the rest one at a time (``somatize.torch._summaries``,
-``_diff_sqs``). Both must give each tensor's own sums: here against float64 sums of each
+``_diff_sqs``), or with the package's kernels each in one pass (``somatize._kernels``). All
+must give each tensor's own sums: here against float64 sums of each
 tensor alone, on a mix of sizes on both sides of the bound, an empty tensor, zeros, and a
 non-finite entry (whose Σx² must come out non-finite, so watch measures it again). Fixtures:
 seeded random tensors, made here."""
@@ -9,6 +10,18 @@ import pytest
 import torch
 
 import somatize.torch as st
+
+
+# (path, CPU_FAST_PATHS, NATIVE_KERNELS): the kernels, torch's fast paths, the device path.
+PATHS = {"native": (True, True), "eager": (True, False), "device": (False, False)}
+
+
+@pytest.fixture(params=sorted(PATHS))
+def path(request, monkeypatch):
+    fast, native = PATHS[request.param]
+    monkeypatch.setattr(st, "CPU_FAST_PATHS", fast)
+    monkeypatch.setattr(st, "NATIVE_KERNELS", native)
+    return request.param
 
 
 def tensors():
@@ -27,9 +40,7 @@ def reference(t):
             d.square().sum().item()]
 
 
-@pytest.mark.parametrize("fast", [True, False])
-def test_each_tensor_has_its_own_sums(fast, monkeypatch):
-    monkeypatch.setattr(st, "CPU_FAST_PATHS", fast)
+def test_each_tensor_has_its_own_sums(path):
     ts = tensors()
     copies = [torch.empty_like(t) for t in ts]
     out, _ = st._summaries(ts, zeros=True, copies=copies)
@@ -44,7 +55,7 @@ def test_each_tensor_has_its_own_sums(fast, monkeypatch):
     assert torch.equal(plain, out[[0, 1, 3]])
 
 
-def test_a_weight_read_for_columns_keeps_its_column_sums():
+def test_a_weight_read_for_columns_keeps_its_column_sums(path):
     ts = tensors()
     out, columns = st._summaries(ts, reads={7})  # a 17 x 5 weight: small, but read
     assert set(columns) == {7}
@@ -52,7 +63,7 @@ def test_a_weight_read_for_columns_keeps_its_column_sums():
     assert abs(out[0, 7].item() - ts[7].abs().sum().item()) <= 1e-5
 
 
-def test_a_non_finite_entry_makes_its_squares_non_finite_and_no_other():
+def test_a_non_finite_entry_makes_its_squares_non_finite_and_no_other(path):
     ts = tensors()
     ts[0][1] = float("nan")
     ts[5][3, 3] = float("inf")
@@ -61,7 +72,7 @@ def test_a_non_finite_entry_makes_its_squares_non_finite_and_no_other():
     assert finite == [i not in (0, 5) for i in range(len(ts))], finite
 
 
-def test_update_norms_are_each_pairs_own():
+def test_update_norms_are_each_pairs_own(path):
     g = torch.Generator().manual_seed(4)
     before = tensors()
     after = [t + 1e-3 * torch.randn(t.shape, generator=g) for t in before]
@@ -69,3 +80,56 @@ def test_update_norms_are_each_pairs_own():
     for i, (b, a) in enumerate(zip(before, after)):
         want = (b.double() - a.double()).square().sum().item()
         assert abs(got[i] - want) <= 1e-5 * max(want, 1e-12), (i, got[i], want)
+
+
+def test_the_kernels_sum_what_they_take_and_only_that(monkeypatch):
+    # The installed package carries its kernels, and _summaries hands them every contiguous
+    # float32 CPU tensor (each once, with its copy and columns) and nothing else: a transposed
+    # view and a float64 tensor take torch ops and still get their own sums.
+    assert st._native.KERNELS is not None, "the installed package lacks its kernels"
+    seen = []
+    real = st._native.abs_sums
+
+    def counted(t, copy_to=None, columns=False):
+        seen.append((tuple(t.shape), copy_to is not None, columns))
+        return real(t, copy_to=copy_to, columns=columns)
+
+    monkeypatch.setattr(st._native, "abs_sums", counted)
+    ts = tensors()
+    odd = [torch.randn(40, 30).T, torch.randn(50, dtype=torch.float64)]
+    both = ts + odd
+    copies = [torch.empty_like(t, memory_format=torch.contiguous_format) for t in both]
+    out, columns = st._summaries(both, zeros=True, copies=copies, reads={5, len(ts)})
+    taken = [tuple(t.shape) for t in ts if t.numel()]
+    assert [s for s, _, _ in seen] == taken, seen
+    assert all(c for _, c, _ in seen) and [r for _, _, r in seen].count(True) == 1, seen
+    assert set(columns) == {5, len(ts)}
+    assert torch.allclose(columns[5], ts[5].abs().sum(0).double())
+    assert torch.allclose(columns[len(ts)], odd[0].abs().sum(0).double())
+    for i, t in enumerate(both):
+        want = reference(t)
+        for row, (got, w) in enumerate(zip(out[:, i].tolist(), want)):
+            assert abs(got - w) <= 1e-6 * max(abs(w), 1.0), (i, tuple(t.shape), row, got, w)
+        assert torch.equal(copies[i], t), i
+
+
+def test_the_kernels_refuse_what_they_cannot_read():
+    # Addresses are checked before they are read: a bad one is a ValueError, never a crash.
+    k = st._native.KERNELS
+    t = torch.randn(100)
+    cases = [  # (call, what the error says)
+        (lambda: k.abs_sums(0, 10), "null"),
+        (lambda: k.abs_sums(t.data_ptr() + 1, 10), "aligned"),
+        (lambda: k.abs_sums(t.data_ptr(), 1 << 62), "too many"),
+        (lambda: k.abs_sums(t.data_ptr(), 100, t.data_ptr() + 8), "overlap"),
+        (lambda: k.abs_sums(t.data_ptr(), 100, 0, torch.zeros(7, dtype=torch.float64)
+                            .data_ptr(), 7), "does not divide"),
+        (lambda: k.output_sums(t.data_ptr(), 10, 10, t.data_ptr()), "overlap"),
+        (lambda: k.output_sums(t.data_ptr(), 0, 10, torch.empty(50).data_ptr()), "0 × 10"),
+        (lambda: k.output_sums(t.data_ptr(), 10, 10, torch.empty(60).data_ptr(), 3), "not 0, 1 or 2"),
+    ]
+    for call, says in cases:
+        with pytest.raises(ValueError, match=says):
+            call()
+    with pytest.raises(ValueError, match="difference of"):
+        st._native.diff_sq(t, torch.randn(99))
