@@ -425,6 +425,29 @@ def test_a_compiled_model_is_watched_on_its_original_modules(tmp_path):
     assert numbers["0"]["kind"] == "Linear" and "act_var" in numbers["1"]
 
 
+def test_a_compiled_model_is_not_broken_at_every_hook(tmp_path):
+    # The hooks run as Python under torch.compile (torch.compiler.disable): traced, each one's
+    # data-dependent checks and kernel calls broke the graph at every node (11 breaks on this
+    # MLP, torch 2.15) and dynamo warned that it cannot trace somatize._kernels.
+    import warnings
+
+    import torch._dynamo as dynamo
+
+    model = mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    w = st.watch(model, opt, store=tmp_path, run="c", every=1)
+    dynamo.reset()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        explained = dynamo.explain(model)(torch.randn(32, 8))
+    w.close()
+    dynamo.reset()
+    assert not [c for c in caught if "somatize" in str(c.message)], [str(c.message) for c in caught]
+    assert explained.graph_break_count <= 2, (
+        f"got {explained.graph_break_count} graph breaks, wanted at most 2: "
+        f"{[str(r.reason)[:80] for r in explained.break_reasons]}")
+
+
 def test_a_distributed_rank_writes_as_its_rank(tmp_path):
     import socket
 
