@@ -336,8 +336,9 @@ def _summaries(ts, zeros=False, copies=None, reads=()):
 
     A tensor the package's kernels take (``_native_takes``) is summed by them, each in one
     pass from memory with its copy and column sums. Else a large tensor goes through
-    ``_abs_summaries`` (one pass, a block at a time); the small ones (``_small``, not read for columns) are laid end to end and reduced at once by
-    segment, in float64: about ten operations for all of them rather than a dozen each."""
+    ``_abs_summaries`` (one pass, a block at a time); the small ones (``_small``, not read
+    for columns) are laid end to end and reduced at once by segment, in float64: about ten
+    operations for all of them rather than a dozen each."""
     k = 3 + bool(zeros)
     dev = ts[0].device
     out = torch.empty(k, len(ts), dtype=torch.float64, device=dev)
@@ -444,8 +445,9 @@ def _summarise_output(x2, scale):
     """The per-unit summary of one output as a (positions × units) matrix, on its device, in a
     form the wire carries (src/health/summary.rs ``WireOutput``): ``{"body": (fields × units)
     tensor, "form", "counts": a [nan, nonfinite] tensor or None, "units", "rows"}``. On the
-    CPU's fast path, float32 sums by matrix products (form ``signs``); elsewhere, or with a
-    non-finite value, float64 sums over the finite values (form ``counts``)."""
+    CPU's fast path, float32 sums (form ``signs``: by the package's kernel in one pass, else
+    by matrix products); elsewhere, or with a non-finite value, float64 sums over the finite
+    values (form ``counts``)."""
     rows, units = x2.shape
     if _native_takes(x2) and rows < (1 << 24):
         # The package's kernel: every sum of the fast path below in one pass (float64 sums,
