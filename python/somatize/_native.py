@@ -3,7 +3,8 @@
 ``somatize.torch`` calls these on contiguous float32 CPU tensors in place of several torch
 passes (docs/recording.md, "The package"); every other tensor takes torch ops. The kernels
 read a tensor by its address, so each function here checks what it hands them (dtype, device,
-contiguity, lengths) and keeps the tensors alive for the call. Without the extension (a source
+contiguity, lengths) and keeps the tensors alive for the call. They use as many threads as
+torch's intra-op pool has (``torch.get_num_threads()``), and give the same bits on any number. Without the extension (a source
 checkout on ``sys.path`` rather than an installed package) ``KERNELS`` is None and torch ops
 do all of it."""
 
@@ -43,7 +44,7 @@ def abs_sums(t, copy_to=None, columns=False):
         width = math.prod(t.shape[1:])
         cols = torch.zeros(width, dtype=torch.float64)
     sums = KERNELS.abs_sums(t.data_ptr(), n, copy, 0 if cols is None or not width else
-                            cols.data_ptr(), width)
+                            cols.data_ptr(), width, torch.get_num_threads())
     return sums, cols
 
 
@@ -51,7 +52,7 @@ def diff_sq(a, b):
     """‖a − b‖₂² (a float) of two tensors ``takes`` accepts, of one shape."""
     if a.shape != b.shape:
         raise ValueError(f"difference of {tuple(a.shape)} and {tuple(b.shape)}")
-    return KERNELS.diff_sq(a.data_ptr(), b.data_ptr(), a.numel())
+    return KERNELS.diff_sq(a.data_ptr(), b.data_ptr(), a.numel(), torch.get_num_threads())
 
 
 def output_sums(x2, scale, bound):
@@ -62,5 +63,5 @@ def output_sums(x2, scale, bound):
     rows, units = x2.shape
     out = torch.empty(5 + (scale is not None), units, dtype=torch.float32)
     ok = KERNELS.output_sums(x2.data_ptr(), rows, units, out.data_ptr(), _SCALES[scale],
-                             float(bound))
+                             float(bound), torch.get_num_threads())
     return out if ok else None

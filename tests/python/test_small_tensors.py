@@ -133,3 +133,27 @@ def test_the_kernels_refuse_what_they_cannot_read():
             call()
     with pytest.raises(ValueError, match="difference of"):
         st._native.diff_sq(t, torch.randn(99))
+
+
+def test_the_kernels_give_the_same_bits_on_any_number_of_threads():
+    # They take as many threads as torch's pool has; the sums must not depend on it (tensors
+    # past several of the kernels' segments, a weight read for columns, an output wider than
+    # a tile of units).
+    g = torch.Generator().manual_seed(5)
+    ts = [torch.randn(1000, 1100, generator=g), torch.randn(700_001, generator=g)]
+    after = [t + 1e-3 * torch.randn(t.shape, generator=g) for t in ts]
+    x = torch.randn(64, 3 * 4096 + 11, generator=g)
+    before = torch.get_num_threads()
+    got = []
+    try:
+        for threads in (1, 2, 3):
+            torch.set_num_threads(threads)
+            copies = [torch.empty_like(t) for t in ts]
+            out, columns = st._summaries(ts, zeros=True, copies=copies, reads={0})
+            got.append((out, columns[0], st._diff_sqs(ts, after),
+                        st._summarise_output(x, "tanh")["body"]))
+    finally:
+        torch.set_num_threads(before)
+    for threads, other in zip((2, 3), got[1:]):
+        for what, a, b in zip(("sums", "columns", "updates", "output"), got[0], other):
+            assert torch.equal(a, b), f"{what}: {threads} threads differ from one"

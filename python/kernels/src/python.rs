@@ -57,11 +57,13 @@ unsafe fn slice_mut<'a, T>(r: &std::ops::Range<usize>, n: usize) -> &'a mut [T] 
     }
 }
 
-/// `abs_sums(x, n, copy=0, columns=0, width=0)` → `(Σ|x|, max |x|, non-zeros, Σx²)` of the
-/// `n` float32 values at `x`; a `copy` address (n float32) gets a copy; a `columns` address
-/// (`width` float64, `width` dividing `n`) gets each column's Σ|x| added.
+/// `abs_sums(x, n, copy=0, columns=0, width=0, threads=1)` → `(Σ|x|, max |x|, non-zeros,
+/// Σx²)` of the `n` float32 values at `x`; a `copy` address (n float32) gets a copy; a
+/// `columns` address (`width` float64, `width` dividing `n`) gets each column's Σ|x| added.
+/// `threads` (torch's intra-op count) bounds the threads used; the bits do not depend on it.
 #[pyfunction]
-#[pyo3(signature = (x, n, copy=0, columns=0, width=0))]
+#[pyo3(signature = (x, n, copy=0, columns=0, width=0, threads=1))]
+#[allow(clippy::too_many_arguments)]
 fn abs_sums(
     py: Python<'_>,
     x: usize,
@@ -69,6 +71,7 @@ fn abs_sums(
     copy: usize,
     columns: usize,
     width: usize,
+    threads: usize,
 ) -> PyResult<(f64, f64, f64, f64)> {
     let xr = range::<f32>(x, n, "x")?;
     let cr = if copy != 0 {
@@ -108,26 +111,29 @@ fn abs_sums(
                 copy,
                 columns: cols,
             },
+            threads,
         )
     });
     Ok((s.l1, f64::from(s.absmax), s.nonzero, s.sq))
 }
 
-/// `diff_sq(a, b, n)` → ‖a − b‖₂² of `n` float32 values at each address.
+/// `diff_sq(a, b, n, threads=1)` → ‖a − b‖₂² of `n` float32 values at each address.
 #[pyfunction]
-fn diff_sq(py: Python<'_>, a: usize, b: usize, n: usize) -> PyResult<f64> {
+#[pyo3(signature = (a, b, n, threads=1))]
+fn diff_sq(py: Python<'_>, a: usize, b: usize, n: usize, threads: usize) -> PyResult<f64> {
     let ar = range::<f32>(a, n, "a")?;
     let br = range::<f32>(b, n, "b")?;
     // SAFETY: both ranges checked; the caller keeps the tensors alive and unwritten.
     let (xa, xb) = unsafe { (slice::<f32>(&ar, n), slice::<f32>(&br, n)) };
-    Ok(py.detach(move || sums::diff_sq(xa, xb)))
+    Ok(py.detach(move || sums::diff_sq(xa, xb, threads)))
 }
 
-/// `output_sums(x, rows, units, out, saturation=0, bound=0.0)` → whether every unit's sums
-/// were finite, writing the `signs` form's fields × units float32 at `out` (5 fields, 6 with
-/// a saturation: 1 tanh, 2 sigmoid, counted against `bound`).
+/// `output_sums(x, rows, units, out, saturation=0, bound=0.0, threads=1)` → whether every
+/// unit's sums were finite, writing the `signs` form's fields × units float32 at `out` (5
+/// fields, 6 with a saturation: 1 tanh, 2 sigmoid, counted against `bound`).
 #[pyfunction]
-#[pyo3(signature = (x, rows, units, out, saturation=0, bound=0.0))]
+#[pyo3(signature = (x, rows, units, out, saturation=0, bound=0.0, threads=1))]
+#[allow(clippy::too_many_arguments)]
 fn output_sums(
     py: Python<'_>,
     x: usize,
@@ -136,6 +142,7 @@ fn output_sums(
     out: usize,
     saturation: u8,
     bound: f32,
+    threads: usize,
 ) -> PyResult<bool> {
     let sat = match saturation {
         0 => Saturation::None,
@@ -161,7 +168,7 @@ fn output_sums(
     disjoint(&xr, &or, "x and out")?;
     // SAFETY: both ranges checked and disjoint; the caller keeps the tensors alive.
     let (xs, os) = unsafe { (slice::<f32>(&xr, n), slice_mut::<f32>(&or, m)) };
-    Ok(py.detach(move || sums::output_sums(xs, units, sat, os)))
+    Ok(py.detach(move || sums::output_sums(xs, units, sat, os, threads)))
 }
 
 #[pymodule]

@@ -24,23 +24,30 @@ pub const CHUNK: usize = 1024;
 macro_rules! dispatch {
     ($f:ident($($a:expr),*)) => {{
         #[cfg(target_arch = "x86_64")]
-        {
+        let r = {
             #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
-            fn wide512<T>(f: impl FnOnce() -> T) -> T { f() }
+            fn wide512<T>(f: impl FnOnce() -> T) -> T {
+                f()
+            }
             #[target_feature(enable = "avx2")]
-            fn wide256<T>(f: impl FnOnce() -> T) -> T { f() }
+            fn wide256<T>(f: impl FnOnce() -> T) -> T {
+                f()
+            }
             if std::arch::is_x86_feature_detected!("avx512bw")
                 && std::arch::is_x86_feature_detected!("avx512vl")
             {
                 // SAFETY: the CPU has the features this build of the call assumes.
-                return unsafe { wide512(|| $f($($a),*)) };
-            }
-            if std::arch::is_x86_feature_detected!("avx2") {
+                unsafe { wide512(move || $f($($a),*)) }
+            } else if std::arch::is_x86_feature_detected!("avx2") {
                 // SAFETY: as above.
-                return unsafe { wide256(|| $f($($a),*)) };
+                unsafe { wide256(move || $f($($a),*)) }
+            } else {
+                $f($($a),*)
             }
-        }
-        $f($($a),*)
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let r = $f($($a),*);
+        r
     }};
 }
 
@@ -122,13 +129,121 @@ pub struct AbsOut<'a> {
 }
 
 /// Σ|x|, max |x|, the count of non-zeros and Σx² of `x`, with `out`'s copy and column sums, in
-/// one pass.
+/// one pass, on up to `threads` threads.
+///
+/// The entries are summed a segment (`SEGMENT`, whole rows with columns) at a time and the
+/// segments' sums added in order, whatever the threads: the same bits on any number of them.
 ///
 /// # Panics
 /// If `out.copy`'s length differs from `x`'s, or `out.columns` is empty or its length does not
 /// divide `x`'s (callers check: [`crate`]'s Python functions raise instead).
-pub fn abs_sums(x: &[f32], out: AbsOut<'_>) -> AbsSums {
-    dispatch!(abs_sums_with(x, out))
+pub fn abs_sums(x: &[f32], out: AbsOut<'_>, threads: usize) -> AbsSums {
+    if let Some(c) = &out.copy {
+        assert_eq!(c.len(), x.len(), "copy of another length");
+    }
+    let mut total = AbsSums::default();
+    let mut add = |p: AbsSums| {
+        total.l1 += p.l1;
+        total.sq += p.sq;
+        total.nonzero += p.nonzero;
+        total.absmax = if p.absmax > total.absmax {
+            p.absmax
+        } else {
+            total.absmax
+        };
+    };
+    match out.columns {
+        None => {
+            let copies: Box<dyn Iterator<Item = Option<&mut [f32]>>> = match out.copy {
+                Some(c) => Box::new(c.chunks_mut(SEGMENT).map(Some)),
+                None => Box::new(std::iter::repeat_with(|| None)),
+            };
+            let segments: Vec<_> = x.chunks(SEGMENT).zip(copies).collect();
+            for p in par_map(segments, threads, |(xs, copy)| {
+                dispatch!(abs_sums_with(
+                    xs,
+                    AbsOut {
+                        copy,
+                        columns: None
+                    }
+                ))
+            }) {
+                add(p);
+            }
+        }
+        Some(cols) => {
+            let width = cols.len();
+            assert!(
+                width > 0 && x.len().is_multiple_of(width),
+                "columns do not divide the entries"
+            );
+            let step = (SEGMENT / width).max(1) * width;
+            let copies: Box<dyn Iterator<Item = Option<&mut [f32]>>> = match out.copy {
+                Some(c) => Box::new(c.chunks_mut(step).map(Some)),
+                None => Box::new(std::iter::repeat_with(|| None)),
+            };
+            let mut segments = x.chunks(step).zip(copies);
+            // A wave of segments at a time, so that their column sums (one row of float64
+            // each) are held for a few segments, not for the whole tensor.
+            loop {
+                let wave: Vec<_> = segments.by_ref().take(threads.max(1) * 2).collect();
+                if wave.is_empty() {
+                    break;
+                }
+                for (p, local) in par_map(wave, threads, |(xs, copy)| {
+                    let mut local = vec![0f64; width];
+                    let columns = Some(&mut local[..]);
+                    let p = dispatch!(abs_sums_with(xs, AbsOut { copy, columns }));
+                    (p, local)
+                }) {
+                    add(p);
+                    for (c, l) in cols.iter_mut().zip(&local) {
+                        *c += l;
+                    }
+                }
+            }
+        }
+    }
+    total
+}
+
+/// Entries [`abs_sums`] and [`diff_sq`] take as one piece of work (1 MiB of float32): a
+/// thread's share is whole segments, and their sums are added in order.
+pub const SEGMENT: usize = 1 << 18;
+
+/// `f` of each item, on up to `threads` threads (each a contiguous run of the items; the
+/// calling thread takes the first), the results in the items' order.
+fn par_map<I: Send, T: Send>(items: Vec<I>, threads: usize, f: impl Fn(I) -> T + Sync) -> Vec<T> {
+    let threads = threads.clamp(1, items.len().max(1));
+    if threads == 1 {
+        return items.into_iter().map(f).collect();
+    }
+    let per = items.len().div_ceil(threads);
+    let mut groups: Vec<Vec<I>> = Vec::with_capacity(threads);
+    let mut rest = items.into_iter();
+    loop {
+        let g: Vec<I> = rest.by_ref().take(per).collect();
+        if g.is_empty() {
+            break;
+        }
+        groups.push(g);
+    }
+    let f = &f;
+    std::thread::scope(|scope| {
+        let mut groups = groups.into_iter();
+        let first = groups.next().unwrap_or_default();
+        let others: Vec<_> = groups
+            .map(|g| scope.spawn(move || g.into_iter().map(f).collect::<Vec<T>>()))
+            .collect();
+        let mut out: Vec<T> = first.into_iter().map(f).collect();
+        for h in others {
+            match h.join() {
+                Ok(part) => out.extend(part),
+                Err(e) => std::panic::resume_unwind(e),
+            }
+        }
+        out
+    })
 }
 
 #[inline(always)]
@@ -175,12 +290,19 @@ fn abs_sums_with(x: &[f32], out: AbsOut<'_>) -> AbsSums {
     total
 }
 
-/// ‖a − b‖₂² (float64), the difference never written.
+/// ‖a − b‖₂² (float64), the difference never written, on up to `threads` threads (a
+/// `SEGMENT` at a time, the segments' sums added in order: the same bits on any number).
 ///
 /// # Panics
 /// If the lengths differ.
-pub fn diff_sq(a: &[f32], b: &[f32]) -> f64 {
-    dispatch!(diff_sq_with(a, b))
+pub fn diff_sq(a: &[f32], b: &[f32], threads: usize) -> f64 {
+    assert_eq!(a.len(), b.len(), "difference of tensors of two lengths");
+    let segments: Vec<_> = a.chunks(SEGMENT).zip(b.chunks(SEGMENT)).collect();
+    par_map(segments, threads, |(pa, pb)| {
+        dispatch!(diff_sq_with(pa, pb))
+    })
+    .into_iter()
+    .sum()
 }
 
 #[inline(always)]
@@ -239,23 +361,58 @@ pub fn output_fields(saturation: Saturation) -> usize {
 ///
 /// # Panics
 /// If `units` is 0 or does not divide `x`'s length, or `out` is not fields × units long.
-pub fn output_sums(x: &[f32], units: usize, saturation: Saturation, out: &mut [f32]) -> bool {
-    dispatch!(output_sums_with(x, units, saturation, out))
-}
-
-#[inline(always)]
-fn output_sums_with(x: &[f32], units: usize, saturation: Saturation, out: &mut [f32]) -> bool {
+///
+/// On up to `threads` threads, a tile of units (`UNITS_TILE`) each: each unit's sums are its
+/// own, so the same bits on any number.
+pub fn output_sums(
+    x: &[f32],
+    units: usize,
+    saturation: Saturation,
+    out: &mut [f32],
+    threads: usize,
+) -> bool {
     let fields = output_fields(saturation);
     assert!(
         units > 0 && x.len().is_multiple_of(units),
         "units do not divide the entries"
     );
     assert_eq!(out.len(), fields * units, "out is not fields × units");
+    if units <= UNITS_TILE || threads <= 1 {
+        return dispatch!(output_sums_with(x, units, saturation, out));
+    }
+    let tiles: Vec<_> = (0..units)
+        .step_by(UNITS_TILE)
+        .map(|lo| lo..(lo + UNITS_TILE).min(units))
+        .collect();
+    let mut finite = true;
+    for (tile, (sums, ok)) in tiles
+        .clone()
+        .into_iter()
+        .zip(par_map(tiles, threads, |tile| {
+            let mut sums = vec![0f32; fields * tile.len()];
+            let w = tile.len();
+            let into = &mut sums[..];
+            let ok = dispatch!(output_tile(x, units, tile, saturation, into, (w, 0)));
+            (sums, ok)
+        }))
+    {
+        finite &= ok;
+        let w = tile.len();
+        for k in 0..fields {
+            out[k * units + tile.start..k * units + tile.end]
+                .copy_from_slice(&sums[k * w..(k + 1) * w]);
+        }
+    }
+    finite
+}
+
+#[inline(always)]
+fn output_sums_with(x: &[f32], units: usize, saturation: Saturation, out: &mut [f32]) -> bool {
     let mut finite = true;
     let mut lo = 0;
     while lo < units {
         let hi = (lo + UNITS_TILE).min(units);
-        finite &= output_tile(x, units, lo..hi, saturation, out);
+        finite &= output_tile(x, units, lo..hi, saturation, out, (units, lo));
         lo = hi;
     }
     finite
@@ -266,8 +423,8 @@ fn output_sums_with(x: &[f32], units: usize, saturation: Saturation, out: &mut [
 /// logits are 50,257 wide). Each unit's sums are its own, so the tiles change no bit.
 const UNITS_TILE: usize = 4096;
 
-/// [`output_sums`] of the units in `tile`, into their places in `out`; false when one of
-/// their sums is not finite as float32.
+/// [`output_sums`] of the units in `tile`, into `out` read as fields × `at.0` from column
+/// `at.1`; false when one of their sums is not finite as float32.
 #[inline(always)]
 fn output_tile(
     x: &[f32],
@@ -275,6 +432,7 @@ fn output_tile(
     tile: std::ops::Range<usize>,
     saturation: Saturation,
     out: &mut [f32],
+    at: (usize, usize),
 ) -> bool {
     let fields = output_fields(saturation);
     let w = tile.len();
@@ -341,7 +499,7 @@ fn output_tile(
     // unusable on the wire as a NaN, and takes the masked path too.
     let mut finite = true;
     for k in 0..fields {
-        for (o, v) in out[k * units + tile.start..k * units + tile.end]
+        for (o, v) in out[k * at.0 + at.1..k * at.0 + at.1 + w]
             .iter_mut()
             .zip(&wide[k * w..(k + 1) * w])
         {
@@ -388,6 +546,7 @@ mod tests {
                     copy: None,
                     columns: None,
                 },
+                1,
             );
             let l1: f64 = x.iter().map(|v| f64::from(v.abs())).sum();
             let sq: f64 = x.iter().map(|v| f64::from(*v) * f64::from(*v)).sum();
@@ -412,6 +571,7 @@ mod tests {
                 copy: Some(&mut copy),
                 columns: Some(&mut cols),
             },
+            1,
         );
         let without = abs_sums(
             &x,
@@ -419,6 +579,7 @@ mod tests {
                 copy: None,
                 columns: None,
             },
+            1,
         );
         assert_eq!(copy, x);
         for (j, c) in cols.iter().enumerate() {
@@ -449,12 +610,13 @@ mod tests {
                     copy: None,
                     columns: None,
                 },
+                1,
             );
             assert!(!got.sq.is_finite(), "{bad}: sq {}", got.sq);
             assert_eq!(got.sq.is_nan(), nan, "{bad}: sq {}", got.sq);
             let mut out = vec![0f32; 5 * 50];
             assert!(
-                !output_sums(&x, 50, Saturation::None, &mut out),
+                !output_sums(&x, 50, Saturation::None, &mut out, 1),
                 "{bad}: output finite"
             );
         }
@@ -470,7 +632,7 @@ mod tests {
             }
             let mut out = vec![0f32; 5 * 3];
             assert!(
-                !output_sums(&x, 3, Saturation::None, &mut out),
+                !output_sums(&x, 3, Saturation::None, &mut out, 1),
                 "{what}: {out:?}"
             );
         }
@@ -490,9 +652,9 @@ mod tests {
             .zip(&b)
             .map(|(x, y)| f64::from(x - y).powi(2))
             .sum();
-        let got = diff_sq(&a, &b);
+        let got = diff_sq(&a, &b, 1);
         assert!(close(got, want, 1e-7), "diff_sq {got} want {want}");
-        assert_eq!(diff_sq(&[], &[]), 0.0);
+        assert_eq!(diff_sq(&[], &[], 3), 0.0);
     }
 
     #[test]
@@ -512,7 +674,7 @@ mod tests {
         ] {
             let f = output_fields(sat);
             let mut out = vec![0f32; f * units];
-            assert!(output_sums(&x, units, sat, &mut out));
+            assert!(output_sums(&x, units, sat, &mut out, 1));
             for j in 0..units {
                 let col: Vec<f64> = (0..rows).map(|r| f64::from(x[r * units + j])).collect();
                 let x0 = col[0];
@@ -575,6 +737,7 @@ mod same_bits {
                 copy: None,
                 columns: Some(&mut c1),
             },
+            1,
         );
         let base = abs_sums_with(
             &x[..100_002],
@@ -584,13 +747,70 @@ mod same_bits {
             },
         );
         assert_eq!((wide, c1), (base, c2));
-        assert_eq!(diff_sq(&x, &y).to_bits(), diff_sq_with(&x, &y).to_bits());
+        assert_eq!(diff_sq(&x, &y, 1).to_bits(), diff_sq_with(&x, &y).to_bits());
         for sat in [Saturation::None, Saturation::Sigmoid(0.9)] {
             let f = output_fields(sat);
             let (mut o1, mut o2) = (vec![0f32; f * 13], vec![0f32; f * 13]);
-            assert!(output_sums(&x[..13 * 7000], 13, sat, &mut o1));
+            assert!(output_sums(&x[..13 * 7000], 13, sat, &mut o1, 1));
             assert!(output_sums_with(&x[..13 * 7000], 13, sat, &mut o2));
             assert_eq!(o1, o2, "{sat:?}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod threads {
+    use super::*;
+
+    #[test]
+    fn any_number_of_threads_gives_the_same_bits() {
+        // Past several segments (and a partial last one), with a copy and column sums; an
+        // output wider than several tiles. (threads, got vs one thread's.)
+        let width = 4099;
+        let n = width * 321; // 5 segments and part of a sixth
+        let x: Vec<f32> = (0..n)
+            .map(|i| ((i * 7919) % 2003) as f32 * 7.3e-4 - 0.7)
+            .collect();
+        let y: Vec<f32> = x.iter().map(|v| v * 1.001 - 3e-5).collect();
+        let one = |threads: usize| {
+            let mut copy = vec![0f32; n];
+            let mut cols = vec![0f64; width];
+            let s = abs_sums(
+                &x,
+                AbsOut {
+                    copy: Some(&mut copy),
+                    columns: Some(&mut cols),
+                },
+                threads,
+            );
+            let plain = abs_sums(
+                &x,
+                AbsOut {
+                    copy: None,
+                    columns: None,
+                },
+                threads,
+            );
+            let d = diff_sq(&x, &y, threads).to_bits();
+            let units = UNITS_TILE * 3 + 5;
+            let rows = 9;
+            let mut out = vec![0f32; 6 * units];
+            let ok = output_sums(
+                &x[..rows * units],
+                units,
+                Saturation::Tanh(0.5),
+                &mut out,
+                threads,
+            );
+            assert!(ok && copy == x, "threads {threads}");
+            (s, cols, plain, d, out)
+        };
+        let base = one(1);
+        for threads in [2, 3, 7] {
+            assert!(
+                one(threads) == base,
+                "threads {threads}: not the bits of one thread"
+            );
         }
     }
 }
