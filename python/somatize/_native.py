@@ -43,8 +43,8 @@ def abs_sums(t, copy_to=None, columns=False):
     if columns and t.dim() >= 2:
         width = math.prod(t.shape[1:])
         cols = torch.zeros(width, dtype=torch.float64)
-    sums = KERNELS.abs_sums(t.data_ptr(), n, copy, 0 if cols is None or not width else
-                            cols.data_ptr(), width, torch.get_num_threads())
+    sums = KERNELS.abs_sums(t.data_ptr(), n, copy, 0 if cols is None else cols.data_ptr(),
+                            width, torch.get_num_threads())
     return sums, cols
 
 

@@ -354,11 +354,8 @@ def _summaries(ts, zeros=False, copies=None, reads=()):
             if i in reads:
                 columns[i] = cols
         out[:, native] = torch.tensor(rows, dtype=torch.float64).T
-    if not rest:
-        return out, columns
-    rest = set(rest)
-    small, lone = _split(ts, lambda i, t: i in rest and _small(t) and i not in reads)
-    lone = [i for i in lone if i in rest]
+    small = [i for i in rest if _small(ts[i]) and i not in reads]
+    lone = [i for i in rest if not (_small(ts[i]) and i not in reads)]
     if lone:
         per = [_abs_summaries(ts[i], zeros=zeros,
                               copy_to=None if copies is None else copies[i],
@@ -391,9 +388,8 @@ def _diff_sqs(befores, afters):
     if native:
         out[native] = torch.tensor([_native.diff_sq(befores[i], afters[i]) for i in native],
                                    dtype=torch.float64)
-    rest = set(rest)
-    small, lone = _split(befores, lambda i, t: i in rest and _small(t))
-    lone = [i for i in lone if i in rest]
+    small = [i for i in rest if _small(befores[i])]
+    lone = [i for i in rest if not _small(befores[i])]
     if lone:
         out[lone] = torch.stack([_diff_sq(befores[i], afters[i]).to(torch.float64)
                                  for i in lone])

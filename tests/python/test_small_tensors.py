@@ -157,3 +157,15 @@ def test_the_kernels_give_the_same_bits_on_any_number_of_threads():
     for threads, other in zip((2, 3), got[1:]):
         for what, a, b in zip(("sums", "columns", "updates", "output"), got[0], other):
             assert torch.equal(a, b), f"{what}: {threads} threads differ from one"
+
+
+def test_an_output_whose_sums_overflow_float32_takes_the_masked_path(path):
+    # Finite entries of 1e18 whose float32 sums of squares overflow (a kernel's float64 sums
+    # do not, but the wire carries float32): the float64 masked path's form, its exact sums.
+    x = torch.full((192, 3), 1e18)
+    x[::2] = -1e18
+    got = st._summarise_output(x, None)
+    assert got["form"] == "counts", got["form"]
+    assert torch.isfinite(got["body"]).all(), got["body"]
+    # (Σ(x − mean)²: 192 entries 1e18 from their mean 0, 1e18 as float32 has it.)
+    assert got["body"][3].tolist() == pytest.approx([192 * 1e36] * 3, rel=1e-6)

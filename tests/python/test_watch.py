@@ -425,6 +425,34 @@ def test_a_compiled_model_is_watched_on_its_original_modules(tmp_path):
     assert numbers["0"]["kind"] == "Linear" and "act_var" in numbers["1"]
 
 
+def test_a_parameter_that_is_not_contiguous_is_measured_and_its_update_too(tmp_path):
+    # A weight stored transposed (a view's strides, as a checkpoint converted from another
+    # layout can leave it): the copy the update is measured against is taken contiguous, so
+    # every path reads it (an empty_like of it kept its strides and broke the copy's view).
+    # (Past the small tensors summed together, which never view the copy.)
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(300, 300), torch.nn.ReLU(),
+                                torch.nn.Linear(300, 1))
+    with torch.no_grad():
+        model[0].weight = torch.nn.Parameter(model[0].weight.detach().t().contiguous().t())
+    assert not model[0].weight.is_contiguous() and model[0].weight.numel() > st._SMALL
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    w = st.watch(model, opt, store=tmp_path, run="t", every=1)
+    before = [p.detach().clone() for p in model[0].parameters()]
+    loss = (model(torch.randn(32, 300, generator=torch.Generator().manual_seed(0))) ** 2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    w.step(loss)
+    w.close()
+    numbers = seen(tmp_path, run="t")
+    # (The node's update: its weight's and bias's together, against both before the step.)
+    after = [p.detach() for p in model[0].parameters()]
+    moved = sum(((a - b) ** 2).sum() for a, b in zip(after, before)).sqrt()
+    want = (moved / sum((b ** 2).sum() for b in before).sqrt()).item()
+    assert numbers["0"]["update_ratio"] == pytest.approx(want, rel=1e-4), (numbers["0"], want)
+
+
 def test_a_compiled_model_is_not_broken_at_every_hook(tmp_path):
     # The hooks run as Python under torch.compile (torch.compiler.disable): traced, each one's
     # data-dependent checks and kernel calls broke the graph at every node (11 breaks on this

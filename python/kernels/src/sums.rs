@@ -85,20 +85,22 @@ impl Lanes {
         let mut whole = part.chunks_exact(LANES);
         for v in &mut whole {
             for j in 0..LANES {
-                let a = v[j].abs();
-                self.l1[j] += a;
-                self.sq[j] += a * a;
-                self.max[j] = if a > self.max[j] { a } else { self.max[j] };
-                self.nonzero[j] += if a != 0.0 { 1.0 } else { 0.0 };
+                self.add(j, v[j]);
             }
         }
         for (j, &x) in whole.remainder().iter().enumerate() {
-            let a = x.abs();
-            self.l1[j] += a;
-            self.sq[j] += a * a;
-            self.max[j] = if a > self.max[j] { a } else { self.max[j] };
-            self.nonzero[j] += if a != 0.0 { 1.0 } else { 0.0 };
+            self.add(j, x);
         }
+    }
+
+    /// Adds `x` to lane `j`.
+    #[inline(always)]
+    fn add(&mut self, j: usize, x: f32) {
+        let a = x.abs();
+        self.l1[j] += a;
+        self.sq[j] += a * a;
+        self.max[j] = if a > self.max[j] { a } else { self.max[j] };
+        self.nonzero[j] += if a != 0.0 { 1.0 } else { 0.0 };
     }
 
     /// Adds the lanes into `into` and empties them (the maximum is kept).
@@ -119,7 +121,8 @@ impl Lanes {
     }
 }
 
-/// Where [`abs_sums`] writes besides its sums.
+/// Where [`abs_sums`] writes besides its sums (`AbsOut::default()`: nowhere).
+#[derive(Default)]
 pub struct AbsOut<'a> {
     /// A copy of the entries (the same length), written chunk by chunk while it is in the cache.
     pub copy: Option<&'a mut [f32]>,
@@ -141,65 +144,50 @@ pub fn abs_sums(x: &[f32], out: AbsOut<'_>, threads: usize) -> AbsSums {
     if let Some(c) = &out.copy {
         assert_eq!(c.len(), x.len(), "copy of another length");
     }
-    let mut total = AbsSums::default();
-    let mut add = |p: AbsSums| {
-        total.l1 += p.l1;
-        total.sq += p.sq;
-        total.nonzero += p.nonzero;
-        total.absmax = if p.absmax > total.absmax {
-            p.absmax
-        } else {
-            total.absmax
-        };
+    let width = out.columns.as_ref().map_or(0, |c| c.len());
+    assert!(
+        out.columns.is_none() || width > 0,
+        "columns do not divide the entries"
+    );
+    // A segment is whole rows when columns are summed (each segment its own row of column
+    // sums, added in order), so one wave of a few segments at a time holds only a few rows.
+    let (step, wave) = if width == 0 {
+        (SEGMENT, usize::MAX)
+    } else {
+        assert!(
+            x.len().is_multiple_of(width),
+            "columns do not divide the entries"
+        );
+        ((SEGMENT / width).max(1) * width, threads.max(1) * 2)
     };
-    match out.columns {
-        None => {
-            let copies: Box<dyn Iterator<Item = Option<&mut [f32]>>> = match out.copy {
-                Some(c) => Box::new(c.chunks_mut(SEGMENT).map(Some)),
-                None => Box::new(std::iter::repeat_with(|| None)),
-            };
-            let segments: Vec<_> = x.chunks(SEGMENT).zip(copies).collect();
-            for p in par_map(segments, threads, |(xs, copy)| {
-                dispatch!(abs_sums_with(
-                    xs,
-                    AbsOut {
-                        copy,
-                        columns: None
-                    }
-                ))
-            }) {
-                add(p);
-            }
+    let mut copies = out.copy.map(|c| c.chunks_mut(step));
+    let mut segments = x
+        .chunks(step)
+        .map(|xs| (xs, copies.as_mut().and_then(|c| c.next())));
+    let mut cols = out.columns;
+    let mut total = AbsSums::default();
+    loop {
+        let some: Vec<_> = segments.by_ref().take(wave).collect();
+        if some.is_empty() {
+            break;
         }
-        Some(cols) => {
-            let width = cols.len();
-            assert!(
-                width > 0 && x.len().is_multiple_of(width),
-                "columns do not divide the entries"
-            );
-            let step = (SEGMENT / width).max(1) * width;
-            let copies: Box<dyn Iterator<Item = Option<&mut [f32]>>> = match out.copy {
-                Some(c) => Box::new(c.chunks_mut(step).map(Some)),
-                None => Box::new(std::iter::repeat_with(|| None)),
+        for (p, local) in par_map(some, threads, |(xs, copy)| {
+            let mut local = vec![0f64; width];
+            let columns = (width > 0).then_some(&mut local[..]);
+            let p = dispatch!(abs_sums_with(xs, AbsOut { copy, columns }));
+            (p, local)
+        }) {
+            total.l1 += p.l1;
+            total.sq += p.sq;
+            total.nonzero += p.nonzero;
+            total.absmax = if p.absmax > total.absmax {
+                p.absmax
+            } else {
+                total.absmax
             };
-            let mut segments = x.chunks(step).zip(copies);
-            // A wave of segments at a time, so that their column sums (one row of float64
-            // each) are held for a few segments, not for the whole tensor.
-            loop {
-                let wave: Vec<_> = segments.by_ref().take(threads.max(1) * 2).collect();
-                if wave.is_empty() {
-                    break;
-                }
-                for (p, local) in par_map(wave, threads, |(xs, copy)| {
-                    let mut local = vec![0f64; width];
-                    let columns = Some(&mut local[..]);
-                    let p = dispatch!(abs_sums_with(xs, AbsOut { copy, columns }));
-                    (p, local)
-                }) {
-                    add(p);
-                    for (c, l) in cols.iter_mut().zip(&local) {
-                        *c += l;
-                    }
+            if let Some(c) = cols.as_deref_mut() {
+                for (c, l) in c.iter_mut().zip(&local) {
+                    *c += l;
                 }
             }
         }
@@ -248,9 +236,8 @@ fn par_map<I: Send, T: Send>(items: Vec<I>, threads: usize, f: impl Fn(I) -> T +
 
 #[inline(always)]
 fn abs_sums_with(x: &[f32], out: AbsOut<'_>) -> AbsSums {
-    if let Some(c) = &out.copy {
-        assert_eq!(c.len(), x.len(), "copy of another length");
-    }
+    // (`abs_sums` cuts the copy and the rows to match.)
+    debug_assert!(out.copy.as_ref().is_none_or(|c| c.len() == x.len()));
     let mut total = AbsSums::default();
     let mut lanes = Lanes::default();
     match out.columns {
@@ -266,10 +253,7 @@ fn abs_sums_with(x: &[f32], out: AbsOut<'_>) -> AbsSums {
         }
         Some(cols) => {
             let width = cols.len();
-            assert!(
-                width > 0 && x.len().is_multiple_of(width),
-                "columns do not divide the entries"
-            );
+            debug_assert!(width > 0 && x.len().is_multiple_of(width));
             let mut copy = out.copy;
             for (r, row) in x.chunks_exact(width).enumerate() {
                 if let Some(c) = copy.as_deref_mut() {
@@ -359,11 +343,11 @@ pub fn output_fields(saturation: Saturation) -> usize {
 /// with `out` unspecified, when a sum is not finite as float32 (an entry was NaN or infinite,
 /// or the sums overflow float32: the caller takes the masked path, in float64).
 ///
-/// # Panics
-/// If `units` is 0 or does not divide `x`'s length, or `out` is not fields × units long.
-///
 /// On up to `threads` threads, a tile of units (`UNITS_TILE`) each: each unit's sums are its
 /// own, so the same bits on any number.
+///
+/// # Panics
+/// If `units` is 0 or does not divide `x`'s length, or `out` is not fields × units long.
 pub fn output_sums(
     x: &[f32],
     units: usize,
@@ -446,13 +430,6 @@ fn output_tile(
         let (ab, rest) = rest.split_at_mut(w);
         let (sg, rest) = rest.split_at_mut(w);
         let (nz, rest) = rest.split_at_mut(w);
-        let (d1, d2, ab, sg, nz) = (
-            &mut d1[..w],
-            &mut d2[..w],
-            &mut ab[..w],
-            &mut sg[..w],
-            &mut nz[..w],
-        );
         for j in 0..w {
             let v = row[j];
             let d = v - x0[j];
@@ -540,14 +517,7 @@ mod tests {
         // (length, got vs want): lengths around the lanes and chunks, and past many chunks.
         for n in [0, 1, 15, 16, 17, 1023, 1024, 1025, 300_007] {
             let x = values(n, n as u64 + 1);
-            let got = abs_sums(
-                &x,
-                AbsOut {
-                    copy: None,
-                    columns: None,
-                },
-                1,
-            );
+            let got = abs_sums(&x, AbsOut::default(), 1);
             let l1: f64 = x.iter().map(|v| f64::from(v.abs())).sum();
             let sq: f64 = x.iter().map(|v| f64::from(*v) * f64::from(*v)).sum();
             let nz = x.iter().filter(|v| **v != 0.0).count() as f64;
@@ -573,14 +543,7 @@ mod tests {
             },
             1,
         );
-        let without = abs_sums(
-            &x,
-            AbsOut {
-                copy: None,
-                columns: None,
-            },
-            1,
-        );
+        let without = abs_sums(&x, AbsOut::default(), 1);
         assert_eq!(copy, x);
         for (j, c) in cols.iter().enumerate() {
             let want: f64 = (0..rows).map(|r| f64::from(x[r * width + j].abs())).sum();
@@ -604,14 +567,7 @@ mod tests {
         ] {
             let mut x = values(5000, 3);
             x[4321] = bad;
-            let got = abs_sums(
-                &x,
-                AbsOut {
-                    copy: None,
-                    columns: None,
-                },
-                1,
-            );
+            let got = abs_sums(&x, AbsOut::default(), 1);
             assert!(!got.sq.is_finite(), "{bad}: sq {}", got.sq);
             assert_eq!(got.sq.is_nan(), nan, "{bad}: sq {}", got.sq);
             let mut out = vec![0f32; 5 * 50];
@@ -783,14 +739,7 @@ mod threads {
                 },
                 threads,
             );
-            let plain = abs_sums(
-                &x,
-                AbsOut {
-                    copy: None,
-                    columns: None,
-                },
-                threads,
-            );
+            let plain = abs_sums(&x, AbsOut::default(), threads);
             let d = diff_sq(&x, &y, threads).to_bits();
             let units = UNITS_TILE * 3 + 5;
             let rows = 9;
