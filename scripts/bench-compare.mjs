@@ -314,9 +314,16 @@ try {
     } else {
       await page.goto(`${origin}/${PAGE}/index.html?store=/${rel}/`);
     }
-    // The run table with every run's health: RUNS rows, none still being judged.
-    await page.waitForFunction((n) => document.querySelectorAll("#runs-table tbody tr").length === n &&
-      !document.querySelector("#runs-table [data-health=pending]"), RUNS, { timeout: 600_000, polling: 50 });
+    // The run table with every run's health: RUNS runs, none still being judged.
+    await page.waitForFunction((n) => {
+      // The page draws only the rows in view; #runs says how many runs its table has and how many
+      // still wait for their health (an earlier page, --page, drew every row and said neither).
+      const box = document.querySelector("#runs");
+      const t = document.querySelector("#runs-table");
+      const drawn = t?.querySelectorAll("tbody tr").length ?? 0;
+      return drawn > 0 && Number(box.dataset.runs ?? drawn) === n && (box.dataset.pending ?? "0") === "0" &&
+        !t.querySelector("[data-health=pending]");
+    }, RUNS, { timeout: 600_000, polling: 50 });
     const shown = await page.evaluate(() => [performance.now(), window.__changed]);
     got.table.push(shown[0] - t0);
     if (FOLDER) got.fromChange.push(shown[0] - shown[1]);

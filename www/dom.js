@@ -33,12 +33,20 @@ export function fill(node, ...children) {
  * Numeric columns are right-aligned; the caption is text.
  */
 export function table(caption, columns, rows, attrs = {}) {
-  const head = el("tr", {}, columns.map((c) => el("th", { scope: "col", class: c.numeric ? "num" : null }, c.label)));
-  const body = rows.map((row) =>
-    el("tr", {}, columns.map((c, i) => {
-      const value = c.cell ? c.cell(row) : row[c.key];
-      const tag = i === 0 && !c.plain ? "th" : "td";
-      return el(tag, { scope: tag === "th" ? "row" : null, class: c.numeric ? "num" : null }, value);
-    })));
-  return el("table", attrs, caption ? el("caption", {}, caption) : null, el("thead", {}, head), el("tbody", {}, body));
+  return el("table", attrs, caption ? el("caption", {}, caption) : null, el("thead", {}, headRow(columns)),
+    el("tbody", {}, rows.map((row) => tableRow(columns, row))));
+}
+
+/** A table's header row for `columns` (as `table` takes them). */
+export function headRow(columns) {
+  return el("tr", {}, columns.map((c) => el("th", { scope: "col", class: c.numeric ? "num" : null }, c.label)));
+}
+
+/** One body row of `row` for `columns` (as `table` takes them): the first cell is the row's header. */
+export function tableRow(columns, row) {
+  return el("tr", {}, columns.map((c, i) => {
+    const value = c.cell ? c.cell(row) : row[c.key];
+    const tag = i === 0 && !c.plain ? "th" : "td";
+    return el(tag, { scope: tag === "th" ? "row" : null, class: c.numeric ? "num" : null }, value);
+  }));
 }

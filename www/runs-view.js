@@ -2,8 +2,8 @@
 // filter or glob) and overlaying their curves (smoothing, x axis, log y, groups by prefix or by a
 // recorded config field).
 import * as adapter from "./store-adapter.js";
-import { el, fill, table } from "./dom.js";
-import { duration, numData } from "./format.js";
+import { el, fill, headRow, tableRow } from "./dom.js";
+import { duration, num, numData } from "./format.js";
 import { clear, draw } from "./figure.js";
 
 const $ = (id) => document.getElementById(id);
@@ -90,6 +90,30 @@ export function configText(config) {
   return Object.entries(config ?? {}).map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`).join(" ");
 }
 
+/**
+ * How wide (in characters, the `ch` of the table's font) column `key`'s widest cell of `rows`
+ * is: the run table draws only the rows in view, so each column is given the width its widest
+ * cell needs over every run, and scrolling never changes a column's width.
+ */
+export function columnChars(key, rows) {
+  const longest = (texts) => texts.reduce((m, t) => Math.max(m, t.length), key.length);
+  switch (key) {
+    case "run": return longest(rows.map((r) => String(r.run))) + 3; // and its checkbox
+    case "health": return Math.ceil(1.15 * longest(rows.flatMap((r) => r.healthy === true ? ["healthy"]
+      : r.healthy === false && !r.error ? (r.flags ?? []).map((f) => `${f.flag} at ${f.node} since ${f.since}`) : ["judging…"])));
+    case "config": return Math.min(40, longest(rows.map((r) => configText(r.config) || "–")));
+    case "last_written_us": return 19;
+    case "took_us": return longest(rows.map((r) => duration(r[key])));
+    default: return longest(rows.map((r) => typeof r[key] === "number" ? num(r[key]) : String(r[key] ?? "–")));
+  }
+}
+
+/** The rows the run table draws past the part of its box in view, above and below (so a scroll
+ * or a Tab lands on rows already drawn). */
+export const OVERSCAN = 20;
+/** A run row's height in px until one is measured. */
+const ROW_PX = 28;
+
 /** The config fields runs can be grouped by: every key of their configs (`a.b` for a key of an object), sorted. */
 export function configFields(rows) {
   const keys = new Set();
@@ -140,6 +164,8 @@ export class RunsView {
   /** Stop judging and drawing (the store was closed). */
   close() {
     this.closed = true;
+    this.resized?.disconnect();
+    if (this.frame) cancelAnimationFrame(this.frame);
   }
 
   /** The rows' names that pass the filter, in table order. */
@@ -171,25 +197,152 @@ export class RunsView {
     const at = new Map(this.rows.map((r, i) => [r, i]));
     const cols = COLUMNS.filter((key) => key !== "config" || configured).map((key) => ({
       key, label: key, numeric: ["final", "best", "forwards", "broke", "writers", "took_us"].includes(key),
-      cell: key === "run" ? (r) => this.runCell(r, at.get(r))
+      cell: key === "run" ? (r) => this.runCell(r, this.index.get(r))
         : key === "health" ? healthCell
           : key === "config" ? (r) => configText(r.config) || "–"
             : (r) => cell(r[key], key),
     }));
     this.healthColumn = cols.findIndex((c) => c.key === "health");
+    this.cols = cols;
+    this.index = at;
     const n = this.rows.length;
-    fill($("runs"), n
-      ? table(`${n} run${n === 1 ? "" : "s"}: click one to open it, shift- or ctrl-click (or tick) to choose several to compare`, cols, this.rows, { id: "runs-table", class: "runs" })
-      : el("p", {}, "This store has no run yet."));
-    const trs = $("runs").querySelectorAll("tbody tr");
-    trs.forEach((tr, i) => {
-      const run = this.rows[i].run;
-      tr.dataset.run = run;
-      tr.onclick = (ev) => this.clicked(run, ev);
-    });
+    const box = $("runs");
+    box.dataset.runs = String(n);
+    this.countPending();
+    this.trs = new Map(); // run -> its row, for the rows drawn
+    this.heights = new Map(); // run -> its row's height measured (px)
+    if (!n) {
+      this.body = null;
+      fill(box, el("p", {}, "This store has no run yet."));
+      setText("runs-shown", "");
+      return;
+    }
+    // Only the rows in view (and OVERSCAN more each side) are in the DOM: 1,000 runs drawn
+    // whole were 22,000 elements, most of the page's memory and of its time to show the table.
+    // The room of the rows not drawn is kept by two spacers, so the box scrolls as over them all.
+    const head = headRow(cols);
+    cols.forEach((c, i) => { head.children[i].style.minWidth = `${columnChars(c.key, this.rows)}ch`; });
+    this.body = el("tbody");
+    this.caption = el("p", { class: "caption", id: "runs-caption" },
+      `${n} run${n === 1 ? "" : "s"}: click one to open it, shift- or ctrl-click (or tick) to choose several to compare`);
+    this.above = el("div", { class: "spacer", "aria-hidden": "true" });
+    this.below = el("div", { class: "spacer", "aria-hidden": "true" });
+    this.tableEl = el("table", { id: "runs-table", class: "runs", "aria-labelledby": "runs-caption" }, el("thead", {}, head), this.body);
+    fill(box, this.caption, this.above, this.tableEl, this.below);
+    this.drawnRange = null;
+    box.onscroll = () => this.later();
+    this.resized?.disconnect();
+    // Shown, resized or given room (the store view unhidden, a widget's frame resized): draw what is in view.
+    this.resized = typeof ResizeObserver === "function" ? new ResizeObserver(() => this.later()) : null;
+    this.resized?.observe(box);
     this.applyFilter();
-    this.markChosen();
     this.markOpened(this.opened);
+  }
+
+  /** Draw the rows in view at the next frame (once however often asked before it). */
+  later() {
+    if (this.frame || this.closed) return;
+    this.frame = requestAnimationFrame(() => {
+      this.frame = 0;
+      this.render();
+    });
+  }
+
+  /** The rows' heights from the first to each shown row, with the room above row `a`. */
+  placed(est) {
+    const tops = new Array(this.list.length + 1);
+    let y = 0;
+    for (let k = 0; k < this.list.length; k += 1) {
+      tops[k] = y;
+      y += this.heights.get(this.rows[this.list[k]].run) ?? est;
+    }
+    tops[this.list.length] = y;
+    return tops;
+  }
+
+  /**
+   * Put in the DOM the shown rows that are in the box's view and OVERSCAN rows each side, and
+   * only those: rows still in view stay the same nodes (a focused checkbox keeps its focus),
+   * rows leaving it are removed, rows entering it made; the spacers take the room of the rest.
+   */
+  render() {
+    if (!this.body || this.closed) return;
+    const box = $("runs");
+    const measured = [...this.heights.values()];
+    const est = measured.length ? measured.reduce((a, b) => a + b, 0) / measured.length : ROW_PX;
+    let tops = this.placed(est);
+    // The rows' part of the box begins below the caption and the header.
+    const y0 = this.caption.offsetHeight + (this.tableEl.tHead?.offsetHeight ?? 0);
+    const view = Math.max(box.clientHeight, 600); // before the box has its height, enough to fill it
+    const from = box.scrollTop - y0 - OVERSCAN * est;
+    const to = box.scrollTop - y0 + view + OVERSCAN * est;
+    const len = this.list.length;
+    let a = 0;
+    while (a < len && tops[a + 1] <= from) a += 1;
+    let b = a;
+    while (b < len && tops[b] < to) b += 1;
+    if (b - a < Math.min(len, 2 * OVERSCAN)) a = Math.max(0, Math.min(a, len - 2 * OVERSCAN)); // scrolled past the end (the list got shorter)
+    b = Math.max(b, Math.min(len, a + 2 * OVERSCAN));
+    const want = this.list.slice(a, b);
+    const names = new Set(want.map((i) => this.rows[i].run));
+    for (const [run, tr] of this.trs) {
+      if (!names.has(run)) {
+        tr.remove();
+        this.trs.delete(run);
+      }
+    }
+    const made = [];
+    let next = this.body.firstChild;
+    want.forEach((i, k) => {
+      const run = this.rows[i].run;
+      let tr = this.trs.get(run);
+      if (tr && tr === next) next = next.nextSibling;
+      else {
+        if (!tr) {
+          tr = this.row(i);
+          this.trs.set(run, tr);
+          made.push(tr);
+        }
+        this.body.insertBefore(tr, next);
+      }
+      tr.setAttribute("aria-rowindex", String(a + k + 2)); // the header is row 1
+    });
+    this.tableEl.setAttribute("aria-rowcount", String(len + 1));
+    // Rows just made are measured (one layout), and the spacers set from what is known.
+    for (const tr of made) {
+      const h = tr.getBoundingClientRect().height;
+      if (h > 0) this.heights.set(tr.dataset.run, h);
+    }
+    if (made.length) tops = this.placed(est);
+    this.above.style.height = `${tops[a]}px`;
+    this.below.style.height = `${tops[len] - tops[b]}px`;
+    this.drawnRange = [a, b];
+  }
+
+  /** The table row of run `this.rows[i]`, marked chosen or opened as it is. */
+  row(i) {
+    const r = this.rows[i];
+    const tr = tableRow(this.cols, r);
+    tr.dataset.run = r.run;
+    tr.onclick = (ev) => this.clicked(r.run, ev);
+    this.markRow(tr);
+    return tr;
+  }
+
+  /** Mark row `tr` chosen (its box ticked) or not, and opened or not. */
+  markRow(tr) {
+    const on = this.chosen.has(tr.dataset.run);
+    tr.classList.toggle("chosen", on);
+    const box = tr.querySelector("input.choose");
+    if (box) box.checked = on;
+    if (tr.dataset.run === this.opened) tr.setAttribute("aria-current", "true");
+    else tr.removeAttribute("aria-current");
+  }
+
+  /** How many runs still wait for their health (the box's `data-pending`). */
+  countPending() {
+    const box = $("runs");
+    if (box) box.dataset.pending = String(this.rows.filter((r) => r.healthy === null && !this.failedRuns?.has(r.run)).length);
   }
 
   /** Offer `fields` to group the overlay by (the one chosen stays chosen while offered). */
@@ -238,32 +391,25 @@ export class RunsView {
     this.onOpen(run);
   }
 
+  /** Show only the runs the filter passes (the table draws those in view). */
   applyFilter() {
     const text = value("run-filter");
-    let shown = 0;
-    for (const tr of $("runs").querySelectorAll("tbody tr")) {
-      tr.hidden = !passes(text, tr.dataset.run);
-      if (!tr.hidden) shown += 1;
-    }
-    setText("runs-shown", text.trim() ? `${shown} of ${this.rows.length} runs shown` : "");
+    this.list = [];
+    this.rows.forEach((r, i) => {
+      if (passes(text, r.run)) this.list.push(i);
+    });
+    setText("runs-shown", text.trim() ? `${this.list.length} of ${this.rows.length} runs shown` : "");
+    this.render();
   }
 
   markChosen() {
-    for (const tr of $("runs").querySelectorAll("tbody tr")) {
-      const on = this.chosen.has(tr.dataset.run);
-      tr.classList.toggle("chosen", on);
-      const box = tr.querySelector("input.choose");
-      if (box) box.checked = on;
-    }
+    for (const tr of this.trs?.values() ?? []) this.markRow(tr);
   }
 
   /** Mark the run whose verdict is shown below. */
   markOpened(run) {
     this.opened = run;
-    for (const tr of $("runs").querySelectorAll("tbody tr")) {
-      if (tr.dataset.run === run) tr.setAttribute("aria-current", "true");
-      else tr.removeAttribute("aria-current");
-    }
+    for (const tr of this.trs?.values() ?? []) this.markRow(tr);
   }
 
   /** The runs drawn: those chosen and shown, in table order. */
@@ -358,12 +504,19 @@ export class RunsView {
         const i = this.rows.findIndex((r) => r.run === got.run);
         if (i < 0) continue;
         this.rows[i] = { ...this.rows[i], ...got };
-        const tr = $("runs").querySelector(`tbody tr:nth-child(${i + 1})`);
+        this.index?.set(this.rows[i], i);
+        this.countPending();
+        const tr = this.trs?.get(got.run);
         const col = this.healthColumn ?? 1;
-        if (tr?.children[col]) fill(tr.children[col], healthCell(this.rows[i]));
+        if (tr?.children[col]) {
+          fill(tr.children[col], healthCell(this.rows[i]));
+          const h = tr.getBoundingClientRect().height;
+          if (h > 0) this.heights.set(got.run, h);
+        }
       }
     } finally {
       this.judging = false;
+      this.countPending();
     }
     $("runs").dataset.judged = "true";
   }

@@ -1,0 +1,174 @@
+// Browser layer, a store of 400 runs (written by the real writer: examples/compare_bench_store.rs,
+// 40 forwards each, every seventh run with a NaN in `fc`): the run table puts in the DOM only the
+// rows in its box's view and OVERSCAN more each side, yet scrolling through it shows every run
+// once, in order, with the health `somatize compare --json` gives, no blank in view, and columns
+// that keep their width; a shift-click chooses a range through rows not drawn; Tab walks from
+// row to row past the rows drawn when it began; the name filter finds runs anywhere in the table.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { join } from "node:path";
+import { serve, launch, openPage, shots } from "./harness.mjs";
+import { cli, root } from "../node/store-fixture.mjs";
+
+const RUNS = 400;
+const FORWARDS = 40;
+const rel = "target/js-stores/many-runs/store";
+let server, origin, browser, want;
+
+before(async () => {
+  execFileSync("cargo", ["build", "--quiet", "--bin", "somatize"], { cwd: root, stdio: "inherit" });
+  execFileSync("cargo", ["run", "--quiet", "--example", "compare_bench_store", "--", join(root, rel), String(RUNS), String(FORWARDS), "2"],
+    { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
+  want = JSON.parse(execFileSync(cli, ["compare", join(root, rel), "--json"], { encoding: "utf8", maxBuffer: 1 << 26 }));
+  ({ server, origin } = await serve());
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+  server?.close();
+});
+
+/** What the CLI's rows say each run's health cell shows. */
+const healthText = (r) => r.healthy ? "healthy" : r.flags.map((f) => `${f.flag} at ${f.node} since ${f.since}`).join("");
+
+/** The page over the store, once its table has every run's health. */
+async function opened() {
+  const { page, seen } = await openPage(browser, `${origin}/www/index.html?store=${encodeURIComponent(`/${rel}/`)}`);
+  await page.waitForFunction(() => document.querySelector("#runs")?.dataset.pending === "0" &&
+    document.querySelector("#runs-table tbody tr") && document.querySelector("#verdict-headline"), null, { timeout: 120_000 });
+  return { page, seen };
+}
+
+/** Two frames: the table's scroll handler has drawn what came into view. */
+const frames = (page) => page.evaluate(() => new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok))));
+
+/** The rows in the DOM: run, health text, row index (the header is 1), and whether the box's view is covered. */
+const drawn = (page) => page.evaluate(() => {
+  const box = document.querySelector("#runs");
+  const trs = [...document.querySelectorAll("#runs-table tbody tr")];
+  const view = box.getBoundingClientRect();
+  const head = document.querySelector("#runs-table thead").getBoundingClientRect();
+  const first = trs[0].getBoundingClientRect();
+  const last = trs.at(-1).getBoundingClientRect();
+  return {
+    rows: trs.map((tr) => ({ run: tr.dataset.run, health: tr.querySelector("[data-health]").textContent, index: Number(tr.getAttribute("aria-rowindex")) })),
+    // The drawn rows reach above the view's top (below the sticky header) and below its bottom, or the table ends there.
+    covered: (first.top <= Math.max(view.top, head.bottom) + 1 || box.scrollTop === 0) &&
+      (last.bottom >= view.bottom - 1 || box.scrollTop + box.clientHeight >= box.scrollHeight - 1),
+    widths: [...document.querySelectorAll("#runs-table thead th")].map((th) => Math.round(th.getBoundingClientRect().width)),
+    elements: box.querySelectorAll("*").length,
+    atEnd: box.scrollTop + box.clientHeight >= box.scrollHeight - 1,
+  };
+});
+
+const scrollBy = async (page, px) => {
+  await page.evaluate((d) => { document.querySelector("#runs").scrollTop += d; }, px);
+  await frames(page);
+};
+const scrollTo = async (page, where) => {
+  await page.evaluate((w) => {
+    const box = document.querySelector("#runs");
+    box.scrollTop = w === "end" ? box.scrollHeight : 0;
+  }, where);
+  await frames(page);
+};
+/**
+ * Scroll the run table's box from where it is to its end, 300 px at a time, checking at each
+ * step that the view is covered by drawn rows, that fewer than 100 are drawn, one run of
+ * consecutive rows, and that the columns keep `first`'s widths; gives every row seen, in order.
+ */
+async function everyRow(page, first, each = async () => {}) {
+  const shown = new Map();
+  let view = first;
+  let steps = 0;
+  for (;;) {
+    assert.ok(view.covered, `the view is covered by drawn rows at step ${steps}`);
+    assert.deepEqual(view.widths, first.widths, `the columns keep their widths at step ${steps}`);
+    assert.ok(view.rows.length < 100, `${view.rows.length} rows drawn at step ${steps}`);
+    view.rows.forEach((r, k) => assert.equal(r.index, view.rows[0].index + k));
+    for (const r of view.rows) {
+      if (shown.has(r.run)) assert.equal(shown.get(r.run).health, r.health, `${r.run} drawn twice the same`);
+      else shown.set(r.run, r);
+    }
+    if (view.atEnd) break;
+    steps += 1;
+    await scrollBy(page, 300);
+    view = await drawn(page);
+    await each(steps);
+  }
+  return { rows: [...shown.values()], steps };
+}
+
+const rowCell = (page, run) => page.locator(`#runs-table tbody tr[data-run="${run}"] td:nth-child(3)`);
+
+test("400 runs: only the rows in view are drawn, and scrolling through shows every run once, in order, with the CLI's health", async () => {
+  assert.equal(want.length, RUNS);
+  assert.ok(want.some((r) => r.healthy) && want.some((r) => !r.healthy), "the store has healthy and sick runs");
+  const { page, seen } = await opened();
+  assert.equal(await page.getAttribute("#runs", "data-runs"), String(RUNS));
+  assert.equal(await page.getAttribute("#runs-table", "aria-rowcount"), String(RUNS + 1));
+  const top = await drawn(page);
+  assert.ok(top.rows.length >= 20 && top.rows.length < 100, `${top.rows.length} rows drawn of ${RUNS}`);
+  // Drawn whole, 400 rows were ~8,800 elements.
+  assert.ok(top.elements < 3000, `${top.elements} elements in the run table's box`);
+  const { rows, steps } = await everyRow(page, top, async (step) => {
+    if (step === 20) await page.locator("#store-view").screenshot({ path: join(shots, "compare-many-runs.png") });
+  });
+  assert.ok(steps > 10, `${steps} scrolls`);
+  assert.deepEqual(rows.map((r) => [r.run, r.health, r.index]), want.map((r, i) => [r.run, healthText(r), i + 2]));
+  assert.deepEqual(seen.errors, []);
+  await page.close();
+});
+
+test("400 runs: a shift-click chooses through rows not drawn, Tab walks past the drawn rows, the filter finds any run", async () => {
+  const { page, seen } = await opened();
+  const names = want.map((r) => r.run);
+  await rowCell(page, names[5]).click();
+  await page.waitForFunction((run) => document.querySelector("#run").value === run, names[5]);
+  await scrollTo(page, "end");
+  await rowCell(page, names[395]).click({ modifiers: ["Shift"] });
+  await page.waitForFunction(() => document.querySelector("#runs-chosen").textContent === "391 runs chosen to compare");
+  await page.waitForFunction(() => document.getElementById("fig-compare").data?.length === 391, null, { timeout: 60_000 });
+  const chosenDrawn = () => page.evaluate(() => [...document.querySelectorAll("#runs-table tbody tr")]
+    .map((tr) => [tr.dataset.run, tr.classList.contains("chosen"), tr.querySelector("input.choose").checked]));
+  for (const [run, on, ticked] of await chosenDrawn()) {
+    const i = names.indexOf(run);
+    assert.equal(on, i >= 5 && i <= 395, run);
+    assert.equal(ticked, on, run);
+  }
+  await scrollTo(page, "top");
+  for (const [run, on] of await chosenDrawn()) assert.equal(on, names.indexOf(run) >= 5, run);
+
+  // Tab from the first run's box, one frame between presses as a person's are: the focus walks
+  // run by run well past the rows drawn when it began, the table still drawing fewer than 100.
+  const firstDrawn = (await drawn(page)).rows.length;
+  await page.focus(`#runs-table tbody tr[data-run="${names[0]}"] input.choose`);
+  const presses = firstDrawn + 30;
+  for (let k = 0; k < presses; k++) {
+    await page.keyboard.press("Tab");
+    await frames(page);
+  }
+  assert.equal(await page.evaluate(() => document.activeElement?.getAttribute("aria-label")), `compare run ${names[presses]}`);
+  assert.ok((await drawn(page)).rows.length < 100);
+  // Shift-Tab walks back the same way.
+  for (let k = 0; k < 10; k++) {
+    await page.keyboard.press("Shift+Tab");
+    await frames(page);
+  }
+  assert.equal(await page.evaluate(() => document.activeElement?.getAttribute("aria-label")), `compare run ${names[presses - 10]}`);
+
+  // The filter: a glob of the last group, from the table's top.
+  const group = `${names.at(-1).split("-")[0]}-*`;
+  await page.fill("#run-filter", group);
+  await frames(page);
+  const inGroup = names.filter((n) => n.startsWith(group.slice(0, -1)));
+  await scrollTo(page, "top");
+  const filtered = await drawn(page);
+  assert.ok(filtered.rows.length < inGroup.length, `${filtered.rows.length} of the ${inGroup.length} shown drawn`);
+  assert.deepEqual((await everyRow(page, filtered)).rows.map((r) => r.run), inGroup);
+  assert.equal(await page.textContent("#runs-shown"), `${inGroup.length} of ${RUNS} runs shown`);
+  assert.equal(await page.getAttribute("#runs-table", "aria-rowcount"), String(inGroup.length + 1));
+  assert.deepEqual(seen.errors, []);
+  await page.close();
+});
