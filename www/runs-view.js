@@ -210,7 +210,8 @@ export class RunsView {
     box.dataset.runs = String(n);
     this.countPending();
     this.trs = new Map(); // run -> its row, for the rows drawn
-    this.heights = new Map(); // run -> its row's height measured (px)
+    this.heights ??= new Map(); // run -> its row's height measured (px), kept while the store is open
+    const keep = box.scrollTop; // a store followed live shows new rows where its table was scrolled to
     if (!n) {
       this.body = null;
       fill(box, el("p", {}, "This store has no run yet."));
@@ -236,6 +237,10 @@ export class RunsView {
     this.resized = typeof ResizeObserver === "function" ? new ResizeObserver(() => this.later()) : null;
     this.resized?.observe(box);
     this.applyFilter();
+    if (keep) {
+      box.scrollTop = keep;
+      this.render();
+    }
     this.markOpened(this.opened);
   }
 
@@ -291,7 +296,6 @@ export class RunsView {
         this.trs.delete(run);
       }
     }
-    const made = [];
     let next = this.body.firstChild;
     want.forEach((i, k) => {
       const run = this.rows[i].run;
@@ -301,19 +305,24 @@ export class RunsView {
         if (!tr) {
           tr = this.row(i);
           this.trs.set(run, tr);
-          made.push(tr);
         }
         this.body.insertBefore(tr, next);
       }
       tr.setAttribute("aria-rowindex", String(a + k + 2)); // the header is row 1
     });
     this.tableEl.setAttribute("aria-rowcount", String(len + 1));
-    // Rows just made are measured (one layout), and the spacers set from what is known.
-    for (const tr of made) {
+    // Rows not measured yet (just made, or made while the view was hidden) are measured (one
+    // layout), and the spacers set from what is known.
+    let measuredNow = 0;
+    for (const [run, tr] of this.trs) {
+      if (this.heights.has(run)) continue;
       const h = tr.getBoundingClientRect().height;
-      if (h > 0) this.heights.set(tr.dataset.run, h);
+      if (h > 0) {
+        this.heights.set(run, h);
+        measuredNow += 1;
+      }
     }
-    if (made.length) tops = this.placed(est);
+    if (measuredNow) tops = this.placed(est);
     this.above.style.height = `${tops[a]}px`;
     this.below.style.height = `${tops[len] - tops[b]}px`;
     this.drawnRange = [a, b];
