@@ -40,7 +40,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSyn
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
-import { serve, launch, root } from "../tests/browser/harness.mjs";
+import { serve, launch, root, runTableShown } from "../tests/browser/harness.mjs";
 
 const args = process.argv.slice(2);
 const flag = (name, fallback) => {
@@ -315,15 +315,7 @@ try {
       await page.goto(`${origin}/${PAGE}/index.html?store=/${rel}/`);
     }
     // The run table with every run's health: RUNS runs, none still being judged.
-    await page.waitForFunction((n) => {
-      // The page draws only the rows in view; #runs says how many runs its table has and how many
-      // still wait for their health (an earlier page, --page, drew every row and said neither).
-      const box = document.querySelector("#runs");
-      const t = document.querySelector("#runs-table");
-      const drawn = t?.querySelectorAll("tbody tr").length ?? 0;
-      return drawn > 0 && Number(box.dataset.runs ?? drawn) === n && (box.dataset.pending ?? "0") === "0" &&
-        !t.querySelector("[data-health=pending]");
-    }, RUNS, { timeout: 600_000, polling: 50 });
+    await runTableShown(page, RUNS);
     const shown = await page.evaluate(() => [performance.now(), window.__changed]);
     got.table.push(shown[0] - t0);
     if (FOLDER) got.fromChange.push(shown[0] - shown[1]);

@@ -12,7 +12,7 @@
 // it), PAGE_DIR to www. Needs scripts/build-wasm.sh first. docs/page.md quotes what it found.
 import { readFileSync, readdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
-import { serve, launch, root } from "../tests/browser/harness.mjs";
+import { serve, launch, root, runTableShown } from "../tests/browser/harness.mjs";
 const store = realpathSync(process.argv[2] ?? join(root, "target/bench-compare/store-1000x10000"));
 const PAGE = process.argv[3] ?? "www";
 const readText = (p) => { try { return readFileSync(p, "utf8"); } catch { return ""; } };
@@ -43,15 +43,7 @@ const cdp = await page.context().newCDPSession(page);
 await page.goto(`${origin}/${PAGE}/index.html`);
 await page.waitForFunction(() => document.querySelector("#pick-folder"));
 await page.setInputFiles("#pick-folder", store);
-await page.waitForFunction((n) => {
-  // The page draws only the rows in view; #runs says how many runs its table has and how many
-  // still wait for their health (an earlier page, --page, drew every row and said neither).
-  const box = document.querySelector("#runs");
-  const t = document.querySelector("#runs-table");
-  const drawn = t?.querySelectorAll("tbody tr").length ?? 0;
-  return drawn > 0 && Number(box.dataset.runs ?? drawn) === n && (box.dataset.pending ?? "0") === "0" &&
-    !t.querySelector("[data-health=pending]");
-}, 1000, { timeout: 600_000, polling: 50 });
+await runTableShown(page, 1000);
 const bcdp = await browser.newBrowserCDPSession();
 let wsession = null; let msgId = 1; const waiting = new Map();
 bcdp.on("Target.receivedMessageFromTarget", ({ message }) => { const m = JSON.parse(message); waiting.get(m.id)?.(m.result); waiting.delete(m.id); });

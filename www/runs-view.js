@@ -194,7 +194,7 @@ export class RunsView {
     for (const c of [...this.chosen]) if (!names.has(c)) this.chosen.delete(c);
     const configured = this.rows.some((r) => r.config && Object.keys(r.config).length);
     this.offerConfigFields(configured ? configFields(this.rows) : []);
-    const at = new Map(this.rows.map((r, i) => [r, i]));
+    this.index = new Map(this.rows.map((r, i) => [r, i])); // row -> its place, for its checkbox's id
     const cols = COLUMNS.filter((key) => key !== "config" || configured).map((key) => ({
       key, label: key, numeric: ["final", "best", "forwards", "broke", "writers", "took_us"].includes(key),
       cell: key === "run" ? (r) => this.runCell(r, this.index.get(r))
@@ -204,13 +204,13 @@ export class RunsView {
     }));
     this.healthColumn = cols.findIndex((c) => c.key === "health");
     this.cols = cols;
-    this.index = at;
     const n = this.rows.length;
     const box = $("runs");
     box.dataset.runs = String(n);
     this.countPending();
     this.trs = new Map(); // run -> its row, for the rows drawn
     this.heights ??= new Map(); // run -> its row's height measured (px), kept while the store is open
+    this.heightSum ??= 0;
     const keep = box.scrollTop; // a store followed live shows new rows where its table was scrolled to
     if (!n) {
       this.body = null;
@@ -230,7 +230,6 @@ export class RunsView {
     this.below = el("div", { class: "spacer", "aria-hidden": "true" });
     this.tableEl = el("table", { id: "runs-table", class: "runs", "aria-labelledby": "runs-caption" }, el("thead", {}, head), this.body);
     fill(box, this.caption, this.above, this.tableEl, this.below);
-    this.drawnRange = null;
     box.onscroll = () => this.later();
     this.resized?.disconnect();
     // Shown, resized or given room (the store view unhidden, a widget's frame resized): draw what is in view.
@@ -253,7 +252,7 @@ export class RunsView {
     });
   }
 
-  /** The rows' heights from the first to each shown row, with the room above row `a`. */
+  /** Where each shown row begins (px from the first; rows not measured yet `est` high), and the end of the last. */
   placed(est) {
     const tops = new Array(this.list.length + 1);
     let y = 0;
@@ -273,8 +272,7 @@ export class RunsView {
   render() {
     if (!this.body || this.closed) return;
     const box = $("runs");
-    const measured = [...this.heights.values()];
-    const est = measured.length ? measured.reduce((a, b) => a + b, 0) / measured.length : ROW_PX;
+    const est = this.heights.size ? this.heightSum / this.heights.size : ROW_PX;
     let tops = this.placed(est);
     // The rows' part of the box begins below the caption and the header.
     const y0 = this.caption.offsetHeight + (this.tableEl.tHead?.offsetHeight ?? 0);
@@ -313,19 +311,20 @@ export class RunsView {
     this.tableEl.setAttribute("aria-rowcount", String(len + 1));
     // Rows not measured yet (just made, or made while the view was hidden) are measured (one
     // layout), and the spacers set from what is known.
-    let measuredNow = 0;
-    for (const [run, tr] of this.trs) {
-      if (this.heights.has(run)) continue;
-      const h = tr.getBoundingClientRect().height;
-      if (h > 0) {
-        this.heights.set(run, h);
-        measuredNow += 1;
-      }
-    }
+    let measuredNow = false;
+    for (const [run, tr] of this.trs) if (!this.heights.has(run)) measuredNow = this.measure(run, tr) || measuredNow;
     if (measuredNow) tops = this.placed(est);
     this.above.style.height = `${tops[a]}px`;
     this.below.style.height = `${tops[len] - tops[b]}px`;
-    this.drawnRange = [a, b];
+  }
+
+  /** Keep row `tr`'s height as run `run`'s (not while it is hidden: no height); whether it was kept. */
+  measure(run, tr) {
+    const h = tr.getBoundingClientRect().height;
+    if (!(h > 0)) return false;
+    this.heightSum += h - (this.heights.get(run) ?? 0);
+    this.heights.set(run, h);
+    return true;
   }
 
   /** The table row of run `this.rows[i]`, marked chosen or opened as it is. */
@@ -519,8 +518,7 @@ export class RunsView {
         const col = this.healthColumn ?? 1;
         if (tr?.children[col]) {
           fill(tr.children[col], healthCell(this.rows[i]));
-          const h = tr.getBoundingClientRect().height;
-          if (h > 0) this.heights.set(got.run, h);
+          this.measure(got.run, tr);
         }
       }
     } finally {

@@ -194,3 +194,19 @@ export async function drawAll(target, ms = 15000) {
   }
   await target.evaluate(([x, y]) => scrollTo(x, y), [x, y]);
 }
+
+/**
+ * Wait until the page's run table has `n` runs and every one's health (none still being
+ * judged). The page draws only the rows in view; `#runs` says how many runs its table has and
+ * how many still wait for their health (an earlier page, the benches' --page, drew every row and
+ * said neither, so its rows are counted).
+ */
+export function runTableShown(page, n, timeout = 600_000) {
+  return page.waitForFunction((n) => {
+    const box = document.querySelector("#runs");
+    const t = document.querySelector("#runs-table");
+    const drawn = t?.querySelectorAll("tbody tr").length ?? 0;
+    return drawn > 0 && Number(box.dataset.runs ?? drawn) === n && (box.dataset.pending ?? "0") === "0" &&
+      !t.querySelector("[data-health=pending]");
+  }, n, { timeout, polling: 50 });
+}

@@ -8,7 +8,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
-import { serve, launch, openPage, shots } from "./harness.mjs";
+import { serve, launch, openPage, runTableShown, shots } from "./harness.mjs";
 import { cli, root } from "../node/store-fixture.mjs";
 
 const RUNS = 400;
@@ -35,8 +35,8 @@ const healthText = (r) => r.healthy ? "healthy" : r.flags.map((f) => `${f.flag} 
 /** The page over the store, once its table has every run's health. */
 async function opened() {
   const { page, seen } = await openPage(browser, `${origin}/www/index.html?store=${encodeURIComponent(`/${rel}/`)}`);
-  await page.waitForFunction(() => document.querySelector("#runs")?.dataset.pending === "0" &&
-    document.querySelector("#runs-table tbody tr") && document.querySelector("#verdict-headline"), null, { timeout: 120_000 });
+  await runTableShown(page, RUNS, 120_000);
+  await page.waitForSelector("#verdict-headline");
   return { page, seen };
 }
 
