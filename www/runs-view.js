@@ -181,6 +181,9 @@ export class RunsView {
     const key = JSON.stringify(rows);
     if (key === this.shownKey && $("runs-table")) return;
     this.shownKey = key;
+    // A store followed live shows its new rows where its table was scrolled to: the run at the
+    // view's top stays there, however many rows came or went above it.
+    const anchor = this.topRun($("runs"));
     const first = this.rows.length === 0;
     // A run judged here keeps its health while unchanged; one being written is judged again
     // at most every REJUDGE_MS (its health shown meanwhile is that of the forwards judged).
@@ -211,7 +214,6 @@ export class RunsView {
     this.trs = new Map(); // run -> its row, for the rows drawn
     this.heights ??= new Map(); // run -> its row's height measured (px), kept while the store is open
     this.heightSum ??= 0;
-    const keep = box.scrollTop; // a store followed live shows new rows where its table was scrolled to
     if (!n) {
       this.body = null;
       fill(box, el("p", {}, "This store has no run yet."));
@@ -236,11 +238,33 @@ export class RunsView {
     this.resized = typeof ResizeObserver === "function" ? new ResizeObserver(() => this.later()) : null;
     this.resized?.observe(box);
     this.applyFilter();
-    if (keep) {
-      box.scrollTop = keep;
+    if (anchor) {
+      const k = this.list.findIndex((i) => this.rows[i].run === anchor.run);
+      box.scrollTop = k < 0 ? anchor.scrollTop : this.rowsTop() + this.placed(this.estimate())[k] + anchor.into;
       this.render();
     }
     this.markOpened(this.opened);
+  }
+
+  /** A row's height until it is measured: the mean of those measured. */
+  estimate() {
+    return this.heights.size ? this.heightSum / this.heights.size : ROW_PX;
+  }
+
+  /** Where the rows' part of the box begins: below the caption and the header. */
+  rowsTop() {
+    return this.caption.offsetHeight + (this.tableEl.tHead?.offsetHeight ?? 0);
+  }
+
+  /** The shown run at the top of the box's view, how far (px) the view begins into its row, and
+   * the box's scrollTop; none when the table is at its top (or not built). */
+  topRun(box) {
+    if (!box || !this.body || !this.list?.length || !(box.scrollTop > 0)) return null;
+    const at = box.scrollTop - this.rowsTop();
+    const tops = this.placed(this.estimate());
+    let k = 0;
+    while (k < this.list.length - 1 && tops[k + 1] <= at) k += 1;
+    return { run: this.rows[this.list[k]].run, into: at - tops[k], scrollTop: box.scrollTop };
   }
 
   /** Draw the rows in view at the next frame (once however often asked before it). */
@@ -272,10 +296,9 @@ export class RunsView {
   render() {
     if (!this.body || this.closed) return;
     const box = $("runs");
-    const est = this.heights.size ? this.heightSum / this.heights.size : ROW_PX;
+    const est = this.estimate();
     let tops = this.placed(est);
-    // The rows' part of the box begins below the caption and the header.
-    const y0 = this.caption.offsetHeight + (this.tableEl.tHead?.offsetHeight ?? 0);
+    const y0 = this.rowsTop();
     const view = Math.max(box.clientHeight, 600); // before the box has its height, enough to fill it
     const from = box.scrollTop - y0 - OVERSCAN * est;
     const to = box.scrollTop - y0 + view + OVERSCAN * est;

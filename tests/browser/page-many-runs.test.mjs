@@ -3,10 +3,12 @@
 // rows in its box's view and OVERSCAN more each side, yet scrolling through it shows every run
 // once, in order, with the health `somatize compare --json` gives, no blank in view, and columns
 // that keep their width; a shift-click chooses a range through rows not drawn; Tab walks from
-// row to row past the rows drawn when it began; the name filter finds runs anywhere in the table.
+// row to row past the rows drawn when it began; the name filter finds runs anywhere in the table;
+// a followed store that gains a run rebuilds the table where it was scrolled to.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
+import { appendFileSync, cpSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { serve, launch, openPage, runTableShown, shots } from "./harness.mjs";
 import { cli, root } from "../node/store-fixture.mjs";
@@ -169,6 +171,51 @@ test("400 runs: a shift-click chooses through rows not drawn, Tab walks past the
   assert.deepEqual((await everyRow(page, filtered)).rows.map((r) => r.run), inGroup);
   assert.equal(await page.textContent("#runs-shown"), `${inGroup.length} of ${RUNS} runs shown`);
   assert.equal(await page.getAttribute("#runs-table", "aria-rowcount"), String(inGroup.length + 1));
+  assert.deepEqual(seen.errors, []);
+  await page.close();
+});
+
+test("400 runs followed live: a run written meanwhile rebuilds the table with the run at the view's top kept there", async () => {
+  // A copy of the store, served over HTTP and followed (&live=1); a run is then added to it as a
+  // writer adds one: its folder (a copy of the first run's, so its lines are as old: it sorts
+  // near the table's top, above the rows in view), then its line in listing.jsonl.
+  const grown = "target/js-stores/many-runs/grown";
+  rmSync(join(root, grown), { recursive: true, force: true });
+  cpSync(join(root, rel), join(root, grown), { recursive: true });
+  const { page, seen } = await openPage(browser, `${origin}/www/index.html?store=${encodeURIComponent(`/${grown}/`)}&live=1`);
+  await runTableShown(page, RUNS, 120_000);
+  await page.waitForSelector("#verdict-headline");
+  assert.equal(await page.isChecked("#live"), true, "the store is followed");
+  /** The run at the top of the view (the first row reaching below the sticky header) and its row's top there. */
+  const atTop = () => page.evaluate(() => {
+    const head = document.querySelector("#runs-table thead").getBoundingClientRect().bottom;
+    const tr = [...document.querySelectorAll("#runs-table tbody tr")].find((t) => t.getBoundingClientRect().bottom > head + 0.5);
+    return { run: tr.dataset.run, top: Math.round(tr.getBoundingClientRect().top - head) };
+  });
+  await page.evaluate(() => { document.querySelector("#runs").scrollTop = 4000; });
+  await frames(page);
+  const before = await atTop();
+  const scrolled = await drawn(page);
+  cpSync(join(root, grown, "runs", want[0].run), join(root, grown, "runs", "zz-late"), { recursive: true });
+  appendFileSync(join(root, grown, "listing.jsonl"), `${JSON.stringify({ run: "zz-late", writer: "w0" })}\n`);
+  await page.waitForFunction((n) => document.querySelector("#runs").dataset.runs === String(n), RUNS + 1, { timeout: 60_000 });
+  await frames(page);
+  const after = await drawn(page);
+  const grownWant = JSON.parse(execFileSync(cli, ["compare", join(root, grown), "--json"], { encoding: "utf8", maxBuffer: 1 << 26 }));
+  const late = grownWant.findIndex((r) => r.run === "zz-late");
+  assert.ok(late >= 0 && late < scrolled.rows[0].index - 2, `the new run (row ${late + 2}) sorts above the rows drawn (from row ${scrolled.rows[0].index})`);
+  assert.deepEqual(await atTop(), before, "the run at the view's top is still there, as far down");
+  assert.ok(after.covered, "the view is covered by drawn rows");
+  assert.ok(after.rows.length < 100, `${after.rows.length} rows drawn`);
+  // The rows drawn are the CLI's, at their new places (one further down each).
+  after.rows.forEach((r, k) => {
+    assert.equal(r.index, after.rows[0].index + k);
+    assert.equal(r.run, grownWant[r.index - 2].run, `row ${r.index}`);
+  });
+  // The new run is in the table, judged as the run it copies.
+  await scrollTo(page, "top");
+  await page.waitForFunction(() => document.querySelector('#runs-table tr[data-run="zz-late"] [data-health]:not([data-health=pending])'), null, { timeout: 60_000 });
+  assert.equal(await page.textContent('#runs-table tr[data-run="zz-late"] [data-health]'), healthText(want[0]));
   assert.deepEqual(seen.errors, []);
   await page.close();
 });
