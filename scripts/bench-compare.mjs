@@ -5,7 +5,7 @@
 // out and put back, a zoom). Medians over BENCH_ROUNDS page loads (default 3), each interaction
 // repeated 5 times per load, printed with the date and the machine's load.
 //
-//   node scripts/bench-compare.mjs [--runs N] [--forwards N] [--regen] [--page DIR] [--store DIR] [--profile] [--folder | --handle]
+//   node scripts/bench-compare.mjs [--runs N] [--forwards N] [--regen] [--page DIR] [--store DIR] [--profile] [--stand-in] [--folder | --handle]
 //
 // --folder opens the store as a person picks a folder (the page's folder input, files read
 // lazily through the browser's File objects: no HTTP); the table is timed from the pick.
@@ -21,10 +21,16 @@
 // keeps DevTools' copy of every HTTP response in that renderer, so over HTTP it reads high;
 // from a folder nothing goes over the network. It is read twice: as it is (garbage not yet
 // collected included: V8 collects its old generation only when that reaches its limit) and
-// after DevTools' HeapProfiler.collectGarbage in the page and in its worker (what is still
-// held); in between, after --idle S seconds (default 20) in which nothing is done (what the
+// after DevTools' HeapProfiler.collectGarbage in its worker, then in the page too (what is
+// still held); in between, after --idle S seconds (default 20) in which nothing is done (what the
 // browser gives back by itself). From a folder, the table is also timed from the input's change event (the page's own
 // part: before it, the browser enumerates the folder and makes its FileList).
+//
+// --stand-in draws every figure of the page with a stand-in for plotly (installed before the
+// page's scripts as globalThis.Plotly, which the page uses when it is there): each trace's
+// points stroked on one canvas, no axes, no hover, nothing kept but the traces. Not a renderer
+// for the page: a floor, measuring what the rest of the page (the table, the worker's answers,
+// the figures' JSON) leaves in memory when drawing costs next to nothing.
 //
 // --store DIR (under the checkout) opens that store instead, as it is; --page DIR opens DIR/index.html instead of www/ (a copy of an earlier page and its pkg/ put
 // side by side under the checkout, to measure before and after in one session); --profile
@@ -55,6 +61,7 @@ const PROFILE = args.includes("--profile");
 const REPEAT = 5;
 /** Seconds the page is left alone after the interactions before its memory is read again. */
 const IDLE_S = Number(flag("--idle", 20));
+const STAND_IN = args.includes("--stand-in");
 const FOLDER = args.includes("--folder");
 const HANDLE = args.includes("--handle");
 if (FOLDER && HANDLE) throw new Error("--folder or --handle, not both");
@@ -194,6 +201,73 @@ function profiler() {
   };
 }
 
+/** Installed before the page's scripts (--stand-in): a plotly that only strokes each trace's
+ * points on a canvas (its x range the layout's, or the traces'), so that drawing allocates next
+ * to nothing; what the page and the bench read of a drawn figure (`data`, `layout`) is kept. */
+function plotlyStandIn() {
+  const paint = (gd) => {
+    let c = gd.querySelector(":scope > canvas");
+    if (!c) {
+      gd.replaceChildren();
+      c = document.createElement("canvas");
+      c.width = Math.max(100, gd.clientWidth || 600);
+      c.height = gd.layout?.height ?? 400;
+      gd.append(c);
+    }
+    const ctx = c.getContext("2d");
+    ctx.clearRect(0, 0, c.width, c.height);
+    const range = gd.layout?.xaxis?.range;
+    let [x0, x1, y0, y1] = [Infinity, -Infinity, Infinity, -Infinity];
+    for (const t of gd.data) {
+      for (let i = 0; i < (t.x?.length ?? 0); i++) {
+        const x = Number(t.x[i]);
+        const y = t.y[i];
+        if (range && (x < range[0] || x > range[1])) continue;
+        if (x < x0) x0 = x;
+        if (x > x1) x1 = x;
+        if (y < y0) y0 = y;
+        if (y > y1) y1 = y;
+      }
+    }
+    const sx = c.width / (x1 - x0 || 1);
+    const sy = c.height / (y1 - y0 || 1);
+    for (const t of gd.data) {
+      ctx.beginPath();
+      ctx.strokeStyle = t.line?.color ?? "#36c";
+      for (let i = 0; i < (t.x?.length ?? 0); i++) {
+        const px = (Number(t.x[i]) - x0) * sx;
+        const py = c.height - (t.y[i] - y0) * sy;
+        if (i) ctx.lineTo(px, py);
+        else ctx.moveTo(px, py);
+      }
+      ctx.stroke();
+    }
+  };
+  globalThis.Plotly = {
+    async react(gd, data, layout) {
+      gd.data = data;
+      gd.layout = layout;
+      paint(gd);
+    },
+    async restyle(gd, update, indices) {
+      indices.forEach((k, j) => Object.keys(update).forEach((key) => { gd.data[k][key] = update[key][j]; }));
+      paint(gd);
+    },
+    async relayout(gd, update) {
+      const xaxis = { ...gd.layout?.xaxis };
+      if (update["xaxis.autorange"]) delete xaxis.range;
+      if (update["xaxis.range"]) xaxis.range = update["xaxis.range"];
+      gd.layout = { ...gd.layout, xaxis };
+      paint(gd);
+    },
+    purge(gd) {
+      delete gd.data;
+      delete gd.layout;
+      gd.replaceChildren();
+    },
+  };
+}
+
 if (!args.includes("--store")) ensureStore();
 /**
  * A browser whose contexts keep the origin-private file system on disk (--handle: a profile of
@@ -261,7 +335,7 @@ const { server, origin } = await serve();
 const handled = HANDLE ? await handleBrowser(origin) : null;
 const browser = handled?.browser ?? await launch();
 const newPage = () => handled?.newPage() ?? browser.newPage({ viewport: { width: 1280, height: 800 } });
-const got = { table: [], fromChange: [], overlay50: [], ema: [], out: [], back: [], zoom: [], unzoom: [], pssTable: [], pss: [], pssIdle: [], pssGc: [] };
+const got = { table: [], fromChange: [], overlay50: [], ema: [], out: [], back: [], zoom: [], unzoom: [], pssTable: [], pss: [], pssIdle: [], pssWorkerGc: [], pssGc: [] };
 // DevTools sessions to the page's worker (for its garbage collection), through the browser's.
 const devtools = await browser.newBrowserCDPSession();
 const answers = new Map();
@@ -271,11 +345,9 @@ devtools.on("Target.receivedMessageFromTarget", ({ message }) => {
   answers.get(m.id)?.(m);
   answers.delete(m.id);
 });
-/** Collect the garbage of the page (its main thread) and of every worker. */
+/** Collect the garbage of every worker, then of the page (its main thread); gives the PSS in
+ * between (what the worker's garbage alone was). */
 async function collectGarbage(page) {
-  const cdp = await page.context().newCDPSession(page);
-  await cdp.send("HeapProfiler.collectGarbage");
-  await cdp.detach();
   const { targetInfos } = await devtools.send("Target.getTargets");
   for (const w of targetInfos.filter((t) => t.type === "worker")) {
     const { sessionId } = await devtools.send("Target.attachToTarget", { targetId: w.targetId, flatten: false });
@@ -286,6 +358,12 @@ async function collectGarbage(page) {
     await devtools.send("Target.detachFromTarget", { sessionId });
   }
   await new Promise((resolve) => setTimeout(resolve, 500)); // freed pages given back
+  const workerCollected = pageMemory();
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send("HeapProfiler.collectGarbage");
+  await cdp.detach();
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  return workerCollected;
 }
 try {
   for (let round = 0; round < ROUNDS; round++) {
@@ -294,6 +372,7 @@ try {
     page.on("pageerror", (e) => errors.push(String(e)));
     if (PROFILE) await page.addInitScript(profiler);
     if (HANDLE) await page.addInitScript(pickerAnswersCopy);
+    if (STAND_IN) await page.addInitScript(plotlyStandIn);
     let t0 = 0;
     if (HANDLE) {
       await page.goto(`${origin}/${PAGE}/index.html`);
@@ -337,20 +416,20 @@ try {
     // memory reducer collects a page that stopped allocating; nothing is forced).
     await new Promise((resolve) => setTimeout(resolve, IDLE_S * 1000));
     got.pssIdle.push(pageMemory());
-    await collectGarbage(page);
+    got.pssWorkerGc.push(await collectGarbage(page));
     got.pssGc.push(pageMemory());
     if (errors.length) throw new Error(`the page failed: ${errors.join("; ")}`);
     if (PROFILE) console.error(`picked at ${t0.toFixed(0)} ms, change event at ${(await page.evaluate(() => window.__changed ?? NaN)).toFixed(0)} ms\n${await page.evaluate(() => window.__profile.report())}`);
     await page.close();
     const mb = (b) => `${(b / 2 ** 20).toFixed(1)} MiB`;
-    console.error(`round ${round + 1}: table ${got.table.at(-1).toFixed(0)} ms${FOLDER ? ` (${got.fromChange.at(-1).toFixed(0)} ms from the change event)` : ""}, overlay of 50 ${got.overlay50.at(-1).toFixed(0)} ms, page ${mb(got.pssTable.at(-1))} PSS with the table, ${mb(got.pss.at(-1))} at the end, ${mb(got.pssIdle.at(-1))} ${IDLE_S} s later, ${mb(got.pssGc.at(-1))} after garbage collection`);
+    console.error(`round ${round + 1}: table ${got.table.at(-1).toFixed(0)} ms${FOLDER ? ` (${got.fromChange.at(-1).toFixed(0)} ms from the change event)` : ""}, overlay of 50 ${got.overlay50.at(-1).toFixed(0)} ms, page ${mb(got.pssTable.at(-1))} PSS with the table, ${mb(got.pss.at(-1))} at the end, ${mb(got.pssIdle.at(-1))} ${IDLE_S} s later, ${mb(got.pssWorkerGc.at(-1))} after the worker's garbage collection, ${mb(got.pssGc.at(-1))} after the page's too`);
   }
 } finally {
   await (handled ?? browser).close();
   server.close();
 }
 const ms = (x) => `${x.toFixed(0)} ms`;
-console.log(`bench-compare ${new Date().toISOString()} (load average ${loadavg().map((l) => l.toFixed(1)).join(", ")}), ${RUNS} runs × ${FORWARDS} forwards ${FROM}, medians of ${ROUNDS} page loads (interactions ${REPEAT} times each per load)`);
+console.log(`bench-compare ${new Date().toISOString()} (load average ${loadavg().map((l) => l.toFixed(1)).join(", ")}), ${RUNS} runs × ${FORWARDS} forwards ${FROM}${STAND_IN ? ", every figure drawn by the stand-in for plotly (--stand-in)" : ""}, medians of ${ROUNDS} page loads (interactions ${REPEAT} times each per load)`);
 const rows = [
   [`run table with every run's health shown (from ${FOLDER ? "picking the folder" : HANDLE ? "the click on Open a folder…" : "opening the URL"})`, median(got.table), 2000],
   ...(FOLDER ? [["… from the input's change event (the folder's FileList made)", median(got.fromChange), 2000]] : []),
@@ -368,5 +447,7 @@ const pss = median(got.pss);
 console.log(`| the page's memory at the end (PSS of its renderer${FOLDER || HANDLE ? "" : ", DevTools' copies of the responses included"}) | ${(pss / 2 ** 20).toFixed(1)} MiB | < 200 MiB | ${(pss / 2 ** 20 / 200).toFixed(2)}× the bound |`);
 const pssIdle = median(got.pssIdle);
 console.log(`| the page's memory ${IDLE_S} s after the end, nothing done (PSS of its renderer${FOLDER || HANDLE ? "" : ", DevTools' copies of the responses included"}) | ${(pssIdle / 2 ** 20).toFixed(1)} MiB | < 200 MiB | ${(pssIdle / 2 ** 20 / 200).toFixed(2)}× the bound |`);
+const pssWorkerGc = median(got.pssWorkerGc);
+console.log(`| … after the worker's garbage collection alone (PSS of its renderer${FOLDER || HANDLE ? "" : ", DevTools' copies of the responses included"}) | ${(pssWorkerGc / 2 ** 20).toFixed(1)} MiB | < 200 MiB | ${(pssWorkerGc / 2 ** 20 / 200).toFixed(2)}× the bound |`);
 const pssGc = median(got.pssGc);
 console.log(`| the page's memory at the end after garbage collection (PSS of its renderer${FOLDER || HANDLE ? "" : ", DevTools' copies of the responses included"}) | ${(pssGc / 2 ** 20).toFixed(1)} MiB | < 200 MiB | ${(pssGc / 2 ** 20 / 200).toFixed(2)}× the bound |`);
