@@ -262,8 +262,7 @@ export class RunsView {
     if (!box || !this.body || !this.list?.length || !(box.scrollTop > 0)) return null;
     const at = box.scrollTop - this.rowsTop();
     const tops = this.placed(this.estimate());
-    let k = 0;
-    while (k < this.list.length - 1 && tops[k + 1] <= at) k += 1;
+    const k = Math.min(rowAt(tops, at), this.list.length - 1);
     return { run: this.rows[this.list[k]].run, into: at - tops[k], scrollTop: box.scrollTop };
   }
 
@@ -303,8 +302,7 @@ export class RunsView {
     const from = box.scrollTop - y0 - OVERSCAN * est;
     const to = box.scrollTop - y0 + view + OVERSCAN * est;
     const len = this.list.length;
-    let a = 0;
-    while (a < len && tops[a + 1] <= from) a += 1;
+    let a = rowAt(tops, from);
     let b = a;
     while (b < len && tops[b] < to) b += 1;
     if (b - a < Math.min(len, 2 * OVERSCAN)) a = Math.max(0, Math.min(a, len - 2 * OVERSCAN)); // scrolled past the end (the list got shorter)
@@ -550,6 +548,14 @@ export class RunsView {
     }
     $("runs").dataset.judged = "true";
   }
+}
+
+/** The first row (of `tops`, [`RunsView.placed`]'s) that ends below `y`: the row at `y`, or the
+ * number of rows when `y` is past the last. */
+function rowAt(tops, y) {
+  let k = 0;
+  while (k < tops.length - 1 && tops[k + 1] <= y) k += 1;
+  return k;
 }
 
 /** The most lines the overlay draws with a legend. */
