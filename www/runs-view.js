@@ -183,7 +183,7 @@ export class RunsView {
     this.shownKey = key;
     // A store followed live shows its new rows where its table was scrolled to: the run at the
     // view's top stays there, however many rows came or went above it.
-    const anchor = this.topRun($("runs"));
+    const place = this.inView($("runs"));
     const first = this.rows.length === 0;
     // A run judged here keeps its health while unchanged; one being written is judged again
     // at most every REJUDGE_MS (its health shown meanwhile is that of the forwards judged).
@@ -238,9 +238,12 @@ export class RunsView {
     this.resized = typeof ResizeObserver === "function" ? new ResizeObserver(() => this.later()) : null;
     this.resized?.observe(box);
     this.applyFilter();
-    if (anchor) {
-      const k = this.list.findIndex((i) => this.rows[i].run === anchor.run);
-      box.scrollTop = k < 0 ? anchor.scrollTop : this.rowsTop() + this.placed(this.estimate())[k] + anchor.into;
+    if (place) {
+      // The first of the runs that were in view still shown stays where it was (the run at the
+      // top gone from the store, the one below it takes its place); none: the scroll is kept.
+      const at = new Map(this.list.map((i, k) => [this.rows[i].run, k]));
+      const mark = place.marks.find((m) => at.has(m.run));
+      box.scrollTop = mark ? this.spacerTop() + this.placed(this.estimate())[at.get(mark.run)] - mark.off : place.scrollTop;
       this.render();
     }
     this.markOpened(this.opened);
@@ -251,19 +254,37 @@ export class RunsView {
     return this.heights.size ? this.heightSum / this.heights.size : ROW_PX;
   }
 
-  /** Where the rows' part of the box begins: below the caption and the header. */
+  /** Where the rows' part of the box begins (px from the top of its content, as scrollTop):
+   * below the caption with its margins, the upper spacer's top, and the header. */
   rowsTop() {
-    return this.caption.offsetHeight + (this.tableEl.tHead?.offsetHeight ?? 0);
+    return this.spacerTop() + this.headHeight();
   }
 
-  /** The shown run at the top of the box's view, how far (px) the view begins into its row, and
-   * the box's scrollTop; none when the table is at its top (or not built). */
-  topRun(box) {
+  /** Where the upper spacer begins in the box's content, from layout (the caption's margin is
+   * not in its offsetHeight: counting that alone put every row 8 px off). */
+  spacerTop() {
+    const box = $("runs");
+    return this.above.getBoundingClientRect().top - box.getBoundingClientRect().top - box.clientTop + box.scrollTop;
+  }
+
+  /** The header row's height: it stays at the box's top (sticky), over the rows scrolled under it. */
+  headHeight() {
+    return this.tableEl.tHead?.offsetHeight ?? 0;
+  }
+
+  /** The shown runs in the box's view from its top one down (the first is the one reaching
+   * below the sticky header: what a person sees at the top), each with where its row begins
+   * (px from the header's bottom: the first at or above it), and the box's scrollTop; none when
+   * the table is at its top (or not built). */
+  inView(box) {
     if (!box || !this.body || !this.list?.length || !(box.scrollTop > 0)) return null;
-    const at = box.scrollTop - this.rowsTop();
+    const at = box.scrollTop - this.spacerTop();
     const tops = this.placed(this.estimate());
     const k = Math.min(rowAt(tops, at), this.list.length - 1);
-    return { run: this.rows[this.list[k]].run, into: at - tops[k], scrollTop: box.scrollTop };
+    const end = at + Math.max(box.clientHeight, 1);
+    const marks = [];
+    for (let j = k; j < this.list.length && (j === k || tops[j] < end); j += 1) marks.push({ run: this.rows[this.list[j]].run, off: tops[j] - at });
+    return { marks, scrollTop: box.scrollTop };
   }
 
   /** Draw the rows in view at the next frame (once however often asked before it). */
@@ -331,10 +352,12 @@ export class RunsView {
     });
     this.tableEl.setAttribute("aria-rowcount", String(len + 1));
     // Rows not measured yet (just made, or made while the view was hidden) are measured (one
-    // layout), and the spacers set from what is known.
+    // layout), and the spacers set from what is known: the rows never drawn at the estimate
+    // those measures give (before, at the one this drawing began with: at open, the first guess
+    // for every row not drawn, until the first scroll).
     let measuredNow = false;
     for (const [run, tr] of this.trs) if (!this.heights.has(run)) measuredNow = this.measure(run, tr) || measuredNow;
-    if (measuredNow) tops = this.placed(est);
+    if (measuredNow) tops = this.placed(this.estimate());
     this.above.style.height = `${tops[a]}px`;
     this.below.style.height = `${tops[len] - tops[b]}px`;
   }

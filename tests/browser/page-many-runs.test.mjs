@@ -4,13 +4,16 @@
 // once, in order, with the health `somatize compare --json` gives, no blank in view, and columns
 // that keep their width; a shift-click chooses a range through rows not drawn; Tab walks from
 // row to row past the rows drawn when it began; the name filter finds runs anywhere in the table;
-// a followed store that gains a run rebuilds the table where it was scrolled to.
+// a followed store that gains a run rebuilds the table where it was scrolled to, and a followed
+// folder that loses the run at the view's top keeps the run below it where it was; rows built
+// while the view is hidden (the table is made before the store view is shown) are measured once
+// it is shown, so rows taller than the first guess still add up to the table's whole height.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { appendFileSync, cpSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { serve, launch, openPage, runTableShown, shots } from "./harness.mjs";
+import { serve, launch, openPage, runTableShown, shots, filesUnder, writeOpfs } from "./harness.mjs";
 import { cli, root } from "../node/store-fixture.mjs";
 
 const RUNS = 400;
@@ -175,6 +178,15 @@ test("400 runs: a shift-click chooses through rows not drawn, Tab walks past the
   await page.close();
 });
 
+/** The rows reaching below the sticky header: each run and its row's top there (px, rounded). */
+const inView = (page) => page.evaluate(() => {
+  const box = document.querySelector("#runs").getBoundingClientRect();
+  const head = document.querySelector("#runs-table thead th").getBoundingClientRect().bottom;
+  return [...document.querySelectorAll("#runs-table tbody tr")]
+    .filter((t) => t.getBoundingClientRect().bottom > head + 0.5 && t.getBoundingClientRect().top < box.bottom)
+    .map((t) => ({ run: t.dataset.run, top: Math.round(t.getBoundingClientRect().top - head) }));
+});
+
 test("400 runs followed live: a run written meanwhile rebuilds the table with the run at the view's top kept there", async () => {
   // A copy of the store, served over HTTP and followed (&live=1); a run is then added to it as a
   // writer adds one: its folder (a copy of the first run's, so its lines are as old: it sorts
@@ -188,7 +200,7 @@ test("400 runs followed live: a run written meanwhile rebuilds the table with th
   assert.equal(await page.isChecked("#live"), true, "the store is followed");
   /** The run at the top of the view (the first row reaching below the sticky header) and its row's top there. */
   const atTop = () => page.evaluate(() => {
-    const head = document.querySelector("#runs-table thead").getBoundingClientRect().bottom;
+    const head = document.querySelector("#runs-table thead th").getBoundingClientRect().bottom;
     const tr = [...document.querySelectorAll("#runs-table tbody tr")].find((t) => t.getBoundingClientRect().bottom > head + 0.5);
     return { run: tr.dataset.run, top: Math.round(tr.getBoundingClientRect().top - head) };
   });
@@ -204,7 +216,9 @@ test("400 runs followed live: a run written meanwhile rebuilds the table with th
   const grownWant = JSON.parse(execFileSync(cli, ["compare", join(root, grown), "--json"], { encoding: "utf8", maxBuffer: 1 << 26 }));
   const late = grownWant.findIndex((r) => r.run === "zz-late");
   assert.ok(late >= 0 && late < scrolled.rows[0].index - 2, `the new run (row ${late + 2}) sorts above the rows drawn (from row ${scrolled.rows[0].index})`);
-  assert.deepEqual(await atTop(), before, "the run at the view's top is still there, as far down");
+  const now = await atTop();
+  assert.equal(now.run, before.run, "the run at the view's top is still there");
+  assert.ok(Math.abs(now.top - before.top) <= 1, `as far down (to a pixel): ${now.top} px, was ${before.top} px`);
   assert.ok(after.covered, "the view is covered by drawn rows");
   assert.ok(after.rows.length < 100, `${after.rows.length} rows drawn`);
   // The rows drawn are the CLI's, at their new places (one further down each).
@@ -216,6 +230,100 @@ test("400 runs followed live: a run written meanwhile rebuilds the table with th
   await scrollTo(page, "top");
   await page.waitForFunction(() => document.querySelector('#runs-table tr[data-run="zz-late"] [data-health]:not([data-health=pending])'), null, { timeout: 60_000 });
   assert.equal(await page.textContent('#runs-table tr[data-run="zz-late"] [data-health]'), healthText(want[0]));
+  assert.deepEqual(seen.errors, []);
+  await page.close();
+});
+
+test("400 runs in a followed folder: the run at the view's top deleted, the run below it stays where it was", async () => {
+  // The store written into the origin-private file system and opened through "Open a folder…"
+  // (a real FileSystemDirectoryHandle; headless Chromium shows no picker, so showDirectoryPicker
+  // answers that folder's handle), followed as a folder opened so is; then the folder of the run
+  // at the view's top is deleted, as a person tidying a sweep deletes one.
+  const { page, seen } = await openPage(browser, "about:blank");
+  await page.addInitScript(() => {
+    window.showDirectoryPicker = async () => (await navigator.storage.getDirectory()).getDirectoryHandle("store");
+  });
+  await page.goto(`${origin}/www/index.html`);
+  await page.waitForSelector("body[data-ready=true]");
+  await page.evaluate(async () => (await navigator.storage.getDirectory()).removeEntry("store", { recursive: true }).catch(() => {}));
+  await writeOpfs(page, filesUnder(join(root, rel)).map((f) => [f, `${origin}/${rel}/${f}`, false]));
+  await page.click("#pick-dir");
+  await runTableShown(page, RUNS, 120_000);
+  await page.waitForSelector("#verdict-headline");
+  assert.equal(await page.isChecked("#live"), true, "a folder opened by its handle is followed");
+  // Scrolled so the top row is cut by the view's top: the run below it begins inside the view.
+  await scrollBy(page, 4000);
+  for (let k = 0; k < 5; k++) {
+    const [a, b] = await inView(page);
+    if (a.top < -5 && b.top > 5) break;
+    await scrollBy(page, a.top + Math.round((b.top - a.top) / 2));
+  }
+  const before = await inView(page);
+  assert.ok(before.length > 5 && before[0].top < 0 && before[1].top > 0, `rows in view: ${JSON.stringify(before.slice(0, 2))}`);
+  const gone = before[0].run;
+  await page.evaluate(async (run) => {
+    const runs = await (await globalThis.opfsStore()).getDirectoryHandle("runs");
+    await runs.removeEntry(run, { recursive: true });
+  }, gone);
+  await page.waitForFunction((n) => document.querySelector("#runs").dataset.runs === String(n), RUNS - 1, { timeout: 60_000 });
+  await frames(page);
+  const after = await inView(page);
+  // Every run that was below the deleted one in view is where it was (keeping the scroll alone
+  // would have moved each up by a row).
+  const kept = before.slice(1);
+  const at = after.findIndex((r) => r.run === kept[0].run);
+  assert.ok(at >= 0, `${kept[0].run} is still in view`);
+  // (To a pixel: scrollTop is set in whole device pixels and the rows are fractions high.)
+  const moved = after.slice(at, at + kept.length - 1);
+  assert.deepEqual(moved.map((r) => r.run), kept.slice(0, -1).map((r) => r.run), "the same runs below the deleted one");
+  moved.forEach((r, k) => assert.ok(Math.abs(r.top - kept[k].top) <= 1, `${r.run} at ${r.top} px, was at ${kept[k].top} px`));
+  assert.ok(!after.some((r) => r.run === gone), "the deleted run is gone from the view");
+  const view = await drawn(page);
+  assert.ok(view.covered, "the view is covered by drawn rows");
+  const left = want.filter((r) => r.run !== gone);
+  view.rows.forEach((r, k) => {
+    assert.equal(r.index, view.rows[0].index + k);
+    assert.equal(r.run, left[r.index - 2].run, `row ${r.index}`);
+    assert.equal(r.health, healthText(left[r.index - 2]), `row ${r.index}'s health`);
+  });
+  assert.equal(await page.textContent("#error"), "");
+  assert.deepEqual(seen.errors, []);
+  await page.close();
+});
+
+test("400 runs in larger type: the table built while the view is hidden is measured once it is shown, rows and spacers adding up to every row", async () => {
+  // Rows taller than the table's first guess of a row's height (a page or a notebook theme
+  // with larger type): set by a constructed style sheet before the page's scripts run.
+  const { page, seen } = await openPage(browser, "about:blank");
+  await page.addInitScript(() => {
+    document.addEventListener("DOMContentLoaded", () => {
+      const sheet = new CSSStyleSheet();
+      sheet.replaceSync("#runs-table { font-size: 22px; }");
+      document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet];
+    });
+  });
+  await page.goto(`${origin}/www/index.html?store=${encodeURIComponent(`/${rel}/`)}`);
+  await runTableShown(page, RUNS, 120_000);
+  await page.waitForSelector("#verdict-headline");
+  await frames(page);
+  const sums = () => page.evaluate(() => {
+    const box = document.querySelector("#runs");
+    const [above, below] = [...box.querySelectorAll(".spacer")].map((s) => s.getBoundingClientRect().height);
+    const hs = [...box.querySelectorAll("#runs-table tbody tr")].map((tr) => tr.getBoundingClientRect().height);
+    return { above, below, drawn: hs.reduce((a, b) => a + b, 0), n: hs.length, min: Math.min(...hs), max: Math.max(...hs) };
+  });
+  const s = await sums();
+  assert.ok(s.min > 34, `rows ${s.min} px high, taller than the first guess (28 px)`);
+  // Rows differ by a fraction of a pixel (layout rounds each), so every row is `n` rows of the
+  // drawn rows' mean height, give or take that spread on each (28 px guessed: 4,800 px short).
+  assert.ok(s.max - s.min < 1, `rows ${s.min}–${s.max} px high`);
+  const whole = RUNS * (s.drawn / s.n);
+  const slack = RUNS * (s.max - s.min) + 2;
+  assert.ok(Math.abs(s.above + s.drawn + s.below - whole) < slack,
+    `spacers ${s.above} + rows ${s.drawn} + ${s.below} px, every row ${whole} ± ${slack} px`);
+  // Scrolled through, the view is covered at every step and every run is seen once, in order.
+  const { rows } = await everyRow(page, await drawn(page));
+  assert.deepEqual(rows.map((r) => [r.run, r.health]), want.map((r) => [r.run, healthText(r)]));
   assert.deepEqual(seen.errors, []);
   await page.close();
 });
