@@ -181,8 +181,8 @@ export class RunsView {
     const key = JSON.stringify(rows);
     if (key === this.shownKey && $("runs-table")) return;
     this.shownKey = key;
-    // A store followed live shows its new rows where its table was scrolled to: the run at the
-    // view's top stays there, however many rows came or went above it.
+    // A store followed live shows its new rows where its table was scrolled to: the runs in
+    // view stay there, however many rows came or went above them.
     const place = this.inView($("runs"));
     const first = this.rows.length === 0;
     // A run judged here keeps its health while unchanged; one being written is judged again
@@ -241,9 +241,9 @@ export class RunsView {
     if (place) {
       // The first of the runs that were in view still shown stays where it was (the run at the
       // top gone from the store, the one below it takes its place); none: the scroll is kept.
-      const at = new Map(this.list.map((i, k) => [this.rows[i].run, k]));
-      const mark = place.marks.find((m) => at.has(m.run));
-      box.scrollTop = mark ? this.spacerTop() + this.placed(this.estimate())[at.get(mark.run)] - mark.off : place.scrollTop;
+      const shownAt = new Map(this.list.map((i, k) => [this.rows[i].run, k]));
+      const mark = place.marks.find((m) => shownAt.has(m.run));
+      box.scrollTop = mark ? this.spacerTop() + this.placed(this.estimate())[shownAt.get(mark.run)] - mark.off : place.scrollTop;
       this.render();
     }
     this.markOpened(this.opened);
@@ -255,9 +255,10 @@ export class RunsView {
   }
 
   /** Where the rows' part of the box begins (px from the top of its content, as scrollTop):
-   * below the caption with its margins, the upper spacer's top, and the header. */
+   * below the caption with its margins, the upper spacer's top, and the header (sticky: it
+   * stays at the box's top, over the rows scrolled under it). */
   rowsTop() {
-    return this.spacerTop() + this.headHeight();
+    return this.spacerTop() + (this.tableEl.tHead?.offsetHeight ?? 0);
   }
 
   /** Where the upper spacer begins in the box's content, from layout (the caption's margin is
@@ -265,11 +266,6 @@ export class RunsView {
   spacerTop() {
     const box = $("runs");
     return this.above.getBoundingClientRect().top - box.getBoundingClientRect().top - box.clientTop + box.scrollTop;
-  }
-
-  /** The header row's height: it stays at the box's top (sticky), over the rows scrolled under it. */
-  headHeight() {
-    return this.tableEl.tHead?.offsetHeight ?? 0;
   }
 
   /** The shown runs in the box's view from its top one down (the first is the one reaching
@@ -353,8 +349,7 @@ export class RunsView {
     this.tableEl.setAttribute("aria-rowcount", String(len + 1));
     // Rows not measured yet (just made, or made while the view was hidden) are measured (one
     // layout), and the spacers set from what is known: the rows never drawn at the estimate
-    // those measures give (before, at the one this drawing began with: at open, the first guess
-    // for every row not drawn, until the first scroll).
+    // that includes these measures, not the one this drawing began with.
     let measuredNow = false;
     for (const [run, tr] of this.trs) if (!this.heights.has(run)) measuredNow = this.measure(run, tr) || measuredNow;
     if (measuredNow) tops = this.placed(this.estimate());

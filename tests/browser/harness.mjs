@@ -143,6 +143,26 @@ export function installOpfs(page) {
   });
 }
 
+/**
+ * A page at `origin`'s www/index.html, ready, whose "Open a folder…" opens the page's
+ * origin-private folder `store` (emptied, with `installOpfs`'s helpers): headless Chromium shows
+ * no picker, so showDirectoryPicker answers that folder's handle, a real
+ * FileSystemDirectoryHandle as a person's choice gives. `init`, when given, is a further script
+ * run in the page before its own.
+ */
+export async function pickerPage(browser, origin, init) {
+  const { page, seen } = await openPage(browser, "about:blank");
+  await page.addInitScript(() => {
+    window.showDirectoryPicker = async () => (await navigator.storage.getDirectory()).getDirectoryHandle("store");
+  });
+  if (init) await page.addInitScript(init);
+  await page.goto(`${origin}/www/index.html`);
+  await page.waitForSelector("body[data-ready=true]");
+  await installOpfs(page);
+  await page.evaluate(() => globalThis.opfsStore(true));
+  return { page, seen };
+}
+
 /** Write files into the page's OPFS store folder (`installOpfs`), in the order given:
  * `[path, bytes as number[] | URL to fetch, append?]`. */
 export async function writeOpfs(page, files) {

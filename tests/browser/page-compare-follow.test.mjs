@@ -11,7 +11,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
-import { servedBrowser, openPage, filesUnder, writeOpfs } from "./harness.mjs";
+import { servedBrowser, pickerPage, filesUnder, writeOpfs } from "./harness.mjs";
 import { cli, demoStore, root } from "../node/store-fixture.mjs";
 
 let origin, browser, close, want;
@@ -28,9 +28,7 @@ after(async () => {
 });
 
 test("looks at a followed store that did not change keep the run table and the run list as they are", async () => {
-  const { page, seen } = await openPage(browser, "about:blank");
-  await page.addInitScript(() => {
-    window.showDirectoryPicker = async () => (await navigator.storage.getDirectory()).getDirectoryHandle("store");
+  const { page, seen } = await pickerPage(browser, origin, () => {
     // Count the looks (each begins with a `refresh` posted to the package's worker) and the
     // `compare` calls (a look that found something changed asks for the runs again).
     globalThis.__refreshes = 0;
@@ -44,9 +42,6 @@ test("looks at a followed store that did not change keep the run table and the r
       }
     };
   });
-  await page.goto(`${origin}/www/index.html`);
-  await page.waitForSelector("body[data-ready=true]");
-  await page.evaluate(async () => (await navigator.storage.getDirectory()).removeEntry("store", { recursive: true }).catch(() => {}));
   await writeOpfs(page, filesUnder(demo).map((f) => [f, `${origin}/${rel}/demo/${f}`, false]));
   await page.click("#pick-dir");
   await page.waitForFunction((n) => document.querySelectorAll("#runs-table tbody tr").length === n &&

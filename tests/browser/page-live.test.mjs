@@ -9,7 +9,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync, rmSync } from "node:fs";
 import { join, relative } from "node:path";
 import { openStore } from "somatize";
-import { filesUnder, serve, launch, openPage, shots, installOpfs, writeOpfs } from "./harness.mjs";
+import { filesUnder, serve, launch, pickerPage, shots, writeOpfs } from "./harness.mjs";
 import { makeStores, cli, root } from "../node/store-fixture.mjs";
 
 const RUN = "live";
@@ -43,15 +43,8 @@ const shown = (page, run) => page.evaluate((run) => {
 }, run);
 
 test("a folder opened through the directory picker is followed: appended forwards appear without a reload", async () => {
-  const { page, seen } = await openPage(browser, "about:blank");
   // The picker resolves to the OPFS folder: a real directory handle, as a person's choice gives.
-  await page.addInitScript(() => {
-    window.showDirectoryPicker = async () => (await navigator.storage.getDirectory()).getDirectoryHandle("store");
-  });
-  await page.goto(`${origin}/www/index.html`);
-  await page.waitForSelector("body[data-ready=true]");
-  await installOpfs(page);
-  await page.evaluate(() => globalThis.opfsStore(true));
+  const { page, seen } = await pickerPage(browser, origin);
 
   // The store as it was after FIRST forwards: the index's first lines and the blobs they name.
   const lines = readFileSync(join(full, "runs", RUN, "w0", "index.jsonl"), "utf8").split("\n").filter(Boolean);

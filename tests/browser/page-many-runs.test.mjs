@@ -13,7 +13,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { appendFileSync, cpSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { serve, launch, openPage, runTableShown, shots, filesUnder, writeOpfs } from "./harness.mjs";
+import { serve, launch, openPage, pickerPage, runTableShown, shots, filesUnder, writeOpfs } from "./harness.mjs";
 import { cli, root } from "../node/store-fixture.mjs";
 
 const RUNS = 400;
@@ -239,13 +239,7 @@ test("400 runs in a followed folder: the run at the view's top deleted, the run 
   // (a real FileSystemDirectoryHandle; headless Chromium shows no picker, so showDirectoryPicker
   // answers that folder's handle), followed as a folder opened so is; then the folder of the run
   // at the view's top is deleted, as a person tidying a sweep deletes one.
-  const { page, seen } = await openPage(browser, "about:blank");
-  await page.addInitScript(() => {
-    window.showDirectoryPicker = async () => (await navigator.storage.getDirectory()).getDirectoryHandle("store");
-  });
-  await page.goto(`${origin}/www/index.html`);
-  await page.waitForSelector("body[data-ready=true]");
-  await page.evaluate(async () => (await navigator.storage.getDirectory()).removeEntry("store", { recursive: true }).catch(() => {}));
+  const { page, seen } = await pickerPage(browser, origin);
   await writeOpfs(page, filesUnder(join(root, rel)).map((f) => [f, `${origin}/${rel}/${f}`, false]));
   await page.click("#pick-dir");
   await runTableShown(page, RUNS, 120_000);
